@@ -1,0 +1,32 @@
+/* Shared pieces of the command-line front end. */
+#ifndef TELA_CLI_H
+#define TELA_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes, documented in `tela --help` and docs/tools.md. */
+enum {
+	EXIT_TELA_OK = 0,
+	EXIT_TELA_BLOWUP = 1,   /* the simulation diverged (or a check failed) */
+	EXIT_TELA_USAGE = 2,    /* bad command line */
+	EXIT_TELA_IO = 3,       /* a file could not be read or written */
+};
+
+int64_t cli_now_ns(void);
+
+/* Strict number parsing: the whole string must be a finite number in range. */
+bool cli_parse_double(const char *s, double *out);
+bool cli_parse_int(const char *s, long min, long max, long *out);
+
+/* Prints "tela CMD: message" to stderr and returns EXIT_TELA_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Creates a directory and its parents; returns 0 or errno. */
+int cli_mkdirs(const char *path);
+
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+void cli_print_help(void);
+
+#endif

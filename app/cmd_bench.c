@@ -1,0 +1,177 @@
+/* tela bench: speed figures for docs/benchmarks.md.  Benchmarks, never tests: nothing
+ * here passes or fails on time; it prints what it measured and the command to redo it. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The throughput cloth keeps its spacing (1 cm) at every size so that each vertex sees
+ * the same dynamics and every explicit scheme is stable at 1 ms: what changes with the
+ * size is only the amount of work. */
+static sim_world *bench_cloth(int n, float spacing, float k_struct, sim_integrator integ, float tol)
+{
+	sim_world_def def = sim_world_def_default();
+	def.integrator = integ;
+	def.air_damping = 0.5f;
+	def.cg_tolerance = tol;
+	def.blowup_strain = 1e3f;
+	def.blowup_speed = 1e4f;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = n;
+	g.size_x = g.size_y = spacing * (float)(n - 1);
+	g.origin[0] = -0.5f * g.size_x, g.origin[1] = 1.0f, g.origin[2] = 0.0f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.stiffness[SIM_SPRING_STRUCTURAL] = k_struct;
+	g.material.stiffness[SIM_SPRING_SHEAR] = 0.4f * k_struct;
+	g.material.stiffness[SIM_SPRING_BEND] = 0.04f * k_struct;
+	if (sim_world_add_grid(w, &g) < 0) {
+		sim_world_destroy(&w);
+		return NULL;
+	}
+	sim_world_pin(w, 0, true);
+	sim_world_pin(w, n - 1, true);
+	return w;
+}
+
+typedef struct bench_row {
+	double us_per_step;
+	double ns_per_vertex_step;
+	double cg_iterations;
+	long steps;
+	bool blew_up;
+} bench_row;
+
+static bench_row time_world(sim_world *w, float dt, double min_seconds)
+{
+	bench_row row = {0};
+	for (int i = 0; i < 5; i++) { /* warm caches and the Kang / Verlet histories */
+		if (sim_world_step(w, dt) != SIM_OK) {
+			row.blew_up = true;
+			return row;
+		}
+	}
+	int64_t t0 = cli_now_ns(), limit = (int64_t)(min_seconds * 1e9);
+	long steps = 0;
+	double cg = 0.0;
+	while (steps < 10 || cli_now_ns() - t0 < limit) {
+		if (sim_world_step(w, dt) != SIM_OK) {
+			row.blew_up = true;
+			break;
+		}
+		cg += sim_world_stats(w)->cg_iterations;
+		steps++;
+	}
+	double elapsed = (double)(cli_now_ns() - t0);
+	row.steps = steps;
+	row.us_per_step = steps ? elapsed * 1e-3 / (double)steps : 0.0;
+	row.ns_per_vertex_step = steps ? elapsed / ((double)steps * sim_world_vertex_count(w)) : 0.0;
+	row.cg_iterations = steps ? cg / (double)steps : 0.0;
+	return row;
+}
+
+static int parse_sizes(const char *s, int *sizes, int max)
+{
+	int count = 0;
+	char buf[256];
+	if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+		return -1;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+		if (count == max || !cli_parse_int(tok, 2, 2048, &v))
+			return -1;
+		sizes[count++] = (int)v;
+	}
+	return count;
+}
+
+static int bench_integrators(int argc, char **argv)
+{
+	const char *csv_path = NULL;
+	int sizes[16] = {16, 32, 64, 128, 256};
+	int size_count = 5;
+	double dt = 1e-3, seconds = 0.3;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!val)
+			return cli_usage_error("bench", "option %s needs a value", a);
+		if (strcmp(a, "--csv") == 0) {
+			csv_path = val;
+		} else if (strcmp(a, "--sizes") == 0) {
+			size_count = parse_sizes(val, sizes, 16);
+			if (size_count <= 0)
+				return cli_usage_error("bench", "--sizes: '%s' is not a list of sizes in [2, 2048]", val);
+		} else if (strcmp(a, "--dt") == 0) {
+			if (!cli_parse_double(val, &dt) || dt <= 0.0 || dt > 1.0)
+				return cli_usage_error("bench", "--dt: '%s' is not a step in (0, 1]", val);
+		} else if (strcmp(a, "--seconds") == 0) {
+			if (!cli_parse_double(val, &seconds) || seconds <= 0.0 || seconds > 600.0)
+				return cli_usage_error("bench", "--seconds: '%s' is not in (0, 600]", val);
+		} else {
+			return cli_usage_error("bench", "unknown option '%s'", a);
+		}
+		i++;
+	}
+	FILE *csv = NULL;
+	if (csv_path) {
+		csv = fopen(csv_path, "w");
+		if (!csv) {
+			fprintf(stderr, "tela bench: %s: %s\n", csv_path, strerror(errno));
+			return EXIT_TELA_IO;
+		}
+		fprintf(csv, "case,integrator,n,vertices,dt,us_per_step,ns_per_vertex_step,cg_iterations,steps,blew_up\n");
+	}
+	printf("%-10s %5s %8s %12s %14s %8s\n", "integrator", "n", "vertices", "us/step", "ns/vertex-step", "cg-iter");
+	for (int s = 0; s < size_count; s++) {
+		for (int k = 0; k < SIM_INTEGRATOR_COUNT; k++) {
+			sim_world *w = bench_cloth(sizes[s], 0.01f, 5.0f, (sim_integrator)k, 1e-4f);
+			if (!w) {
+				fprintf(stderr, "tela bench: out of memory at n = %d\n", sizes[s]);
+				return EXIT_TELA_IO;
+			}
+			bench_row r = time_world(w, (float)dt, seconds);
+			printf("%-10s %5d %8d %12.1f %14.2f %8.1f%s\n", sim_integrator_name((sim_integrator)k), sizes[s],
+			       sim_world_vertex_count(w), r.us_per_step, r.ns_per_vertex_step, r.cg_iterations,
+			       r.blew_up ? "  (blew up)" : "");
+			if (csv)
+				fprintf(csv, "throughput,%s,%d,%d,%g,%.3f,%.3f,%.2f,%ld,%d\n", sim_integrator_name((sim_integrator)k),
+				        sizes[s], sim_world_vertex_count(w), dt, r.us_per_step, r.ns_per_vertex_step,
+				        r.cg_iterations, r.steps, r.blew_up);
+			sim_world_destroy(&w);
+		}
+	}
+	/* The implicit target: a stiff 1 m, 64 x 64 cloth (500 N/m structural springs) at the
+	 * 240 Hz step where explicit schemes fail, CG tolerance 1e-4. */
+	sim_world *w = bench_cloth(64, 1.0f / 63.0f, 500.0f, SIM_IMPLICIT, 1e-4f);
+	if (!w)
+		return EXIT_TELA_IO;
+	bench_row r = time_world(w, 1.0f / 240.0f, seconds);
+	printf("implicit target: 64x64 stiff cloth, dt 1/240, CG tolerance 1e-4: %.3f ms/step, %.1f CG iterations%s\n",
+	       r.us_per_step * 1e-3, r.cg_iterations, r.blew_up ? " (blew up)" : "");
+	if (csv)
+		fprintf(csv, "implicit-target,implicit,64,%d,%g,%.3f,%.3f,%.2f,%ld,%d\n", sim_world_vertex_count(w),
+		        1.0 / 240.0, r.us_per_step, r.ns_per_vertex_step, r.cg_iterations, r.steps, r.blew_up);
+	sim_world_destroy(&w);
+	if (csv && fclose(csv) != 0) {
+		fprintf(stderr, "tela bench: %s: write failed\n", csv_path);
+		return EXIT_TELA_IO;
+	}
+	return EXIT_TELA_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("bench", "which benchmark? (integrators)");
+	if (strcmp(argv[1], "integrators") == 0)
+		return bench_integrators(argc - 1, argv + 1);
+	return cli_usage_error("bench", "unknown benchmark '%s' (integrators)", argv[1]);
+}

@@ -1,0 +1,271 @@
+/* tela run: steps a scene headless at its fixed rate, writes statistics and meshes. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include "scenes/scenes.h"
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct run_options {
+	const char *scene;
+	bool have_integrator;
+	sim_integrator integrator;
+	double dt;            /* 0: the scene's */
+	long substeps;        /* 0: the scene's */
+	long steps;           /* -1: from seconds */
+	double seconds;       /* -1: the scene's */
+	const char *stats_path;
+	const char *stl_dir;
+	long every;
+	int strain_limit;     /* -1 keep, 0 off, 1 on */
+	double tau;
+	bool verlet_drag;
+	bool have_air, have_wind, have_gravity, have_cg;
+	double air;
+	float wind[3], gravity[3];
+	double cg_tolerance;
+	bool quiet;
+} run_options;
+
+static bool parse_vec3(const char *s, float out[3])
+{
+	char buf[128];
+	if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+		return false;
+	char *save = NULL, *tok = strtok_r(buf, ",", &save);
+	for (int k = 0; k < 3; k++) {
+		double v;
+		if (!tok || !cli_parse_double(tok, &v) || fabs(v) > 1e6)
+			return false;
+		out[k] = (float)v;
+		tok = strtok_r(NULL, ",", &save);
+	}
+	return tok == NULL;
+}
+
+static int parse_run_options(int argc, char **argv, run_options *o)
+{
+	*o = (run_options){.steps = -1, .seconds = -1.0, .every = 1, .strain_limit = -1};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = true;
+		if (a[0] != '-') {
+			if (o->scene)
+				return cli_usage_error("run", "more than one scene given ('%s' and '%s')", o->scene, a);
+			o->scene = a;
+			continue;
+		}
+		if (strcmp(a, "--no-strain-limit") == 0) {
+			o->strain_limit = 0;
+			takes = false;
+		} else if (strcmp(a, "--verlet-drag") == 0) {
+			o->verlet_drag = true;
+			takes = false;
+		} else if (strcmp(a, "--quiet") == 0) {
+			o->quiet = true;
+			takes = false;
+		} else if (!val) {
+			return cli_usage_error("run", "option %s needs a value", a);
+		} else if (strcmp(a, "--integrator") == 0) {
+			if (!sim_integrator_from_name(val, &o->integrator))
+				return cli_usage_error("run",
+				                       "unknown integrator '%s' (one of euler, symplectic, midpoint, rk4, "
+				                       "verlet, implicit, kang, mra)",
+				                       val);
+			o->have_integrator = true;
+		} else if (strcmp(a, "--dt") == 0) {
+			if (!cli_parse_double(val, &o->dt) || o->dt <= 0.0 || o->dt > 1.0)
+				return cli_usage_error("run", "--dt: '%s' is not a step in (0, 1] seconds", val);
+		} else if (strcmp(a, "--substeps") == 0) {
+			if (!cli_parse_int(val, 1, 10000, &o->substeps))
+				return cli_usage_error("run", "--substeps: '%s' is not an integer in [1, 10000]", val);
+		} else if (strcmp(a, "--steps") == 0) {
+			if (!cli_parse_int(val, 0, 1000000000L, &o->steps))
+				return cli_usage_error("run", "--steps: '%s' is not an integer in [0, 1e9]", val);
+		} else if (strcmp(a, "--seconds") == 0) {
+			if (!cli_parse_double(val, &o->seconds) || o->seconds < 0.0 || o->seconds > 1e6)
+				return cli_usage_error("run", "--seconds: '%s' is not a duration in [0, 1e6]", val);
+		} else if (strcmp(a, "--stats") == 0) {
+			o->stats_path = val;
+		} else if (strcmp(a, "--export-stl") == 0) {
+			o->stl_dir = val;
+		} else if (strcmp(a, "--every") == 0) {
+			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
+				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
+		} else if (strcmp(a, "--strain-limit") == 0) {
+			if (!cli_parse_double(val, &o->tau) || o->tau <= 0.0 || o->tau > 10.0)
+				return cli_usage_error("run", "--strain-limit: '%s' is not a strain in (0, 10]", val);
+			o->strain_limit = 1;
+		} else if (strcmp(a, "--air-damping") == 0) {
+			if (!cli_parse_double(val, &o->air) || o->air < 0.0 || o->air > 1e4)
+				return cli_usage_error("run", "--air-damping: '%s' is not a rate in [0, 1e4]", val);
+			o->have_air = true;
+		} else if (strcmp(a, "--wind") == 0) {
+			if (!parse_vec3(val, o->wind))
+				return cli_usage_error("run", "--wind: '%s' is not X,Y,Z", val);
+			o->have_wind = true;
+		} else if (strcmp(a, "--gravity") == 0) {
+			if (!parse_vec3(val, o->gravity))
+				return cli_usage_error("run", "--gravity: '%s' is not X,Y,Z", val);
+			o->have_gravity = true;
+		} else if (strcmp(a, "--cg-tolerance") == 0) {
+			if (!cli_parse_double(val, &o->cg_tolerance) || o->cg_tolerance <= 0.0 || o->cg_tolerance >= 1.0)
+				return cli_usage_error("run", "--cg-tolerance: '%s' is not in (0, 1)", val);
+			o->have_cg = true;
+		} else {
+			return cli_usage_error("run", "unknown option '%s'", a);
+		}
+		if (takes)
+			i++;
+	}
+	if (!o->scene)
+		return cli_usage_error("run", "no scene given (try 'tela scenes')");
+	if (o->steps >= 0 && o->seconds >= 0.0)
+		return cli_usage_error("run", "give --steps or --seconds, not both");
+	return EXIT_TELA_OK;
+}
+
+static int export_meshes(const sim_world *w, const char *dir, long step)
+{
+	for (int obj = 0; obj < sim_world_object_count(w); obj++) {
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/frame%06ld_%s.stl", dir, step, sim_world_object_name(w, obj)) >=
+		    (int)sizeof path) {
+			fprintf(stderr, "tela run: %s: path too long\n", dir);
+			return EXIT_TELA_IO;
+		}
+		int err = scn_write_stl(w, obj, path);
+		if (err) {
+			fprintf(stderr, "tela run: %s: %s\n", path, strerror(err));
+			return EXIT_TELA_IO;
+		}
+	}
+	return EXIT_TELA_OK;
+}
+
+static void write_stats_row(FILE *fp, long step, const sim_world *w, double step_us)
+{
+	const sim_stats *s = sim_world_stats(w);
+	fprintf(fp, "%ld,%.9g,%.9g,%.9g,%.9g,%.7g,%.7g,%d,%d,%.3f\n", step, sim_world_time(w), s->kinetic,
+	        s->potential, s->kinetic + s->potential, s->max_strain, s->mean_strain, s->cg_iterations,
+	        s->strain_iterations, step_us);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	run_options o;
+	int rc = parse_run_options(argc, argv, &o);
+	if (rc != EXIT_TELA_OK)
+		return rc;
+	const scn_info *info = scn_find(o.scene);
+	if (!info)
+		return cli_usage_error("run", "unknown scene '%s' (try 'tela scenes')", o.scene);
+	sim_world *w = scn_create(o.scene);
+	if (!w) {
+		fprintf(stderr, "tela run: %s: could not build the scene (out of memory)\n", o.scene);
+		return EXIT_TELA_IO;
+	}
+	sim_world_def def = *sim_world_get_def(w);
+	if (o.have_integrator)
+		def.integrator = o.integrator;
+	if (o.substeps > 0)
+		def.substeps = (int)o.substeps;
+	if (o.strain_limit >= 0)
+		def.strain_limit = o.strain_limit == 1;
+	if (o.strain_limit == 1)
+		def.strain_tau = (float)o.tau;
+	if (o.verlet_drag)
+		def.verlet_drag = true;
+	if (o.have_air)
+		def.air_damping = (float)o.air;
+	if (o.have_wind)
+		memcpy(def.wind, o.wind, sizeof def.wind);
+	if (o.have_gravity)
+		memcpy(def.gravity, o.gravity, sizeof def.gravity);
+	if (o.have_cg)
+		def.cg_tolerance = (float)o.cg_tolerance;
+	if (sim_world_set_def(w, &def) != SIM_OK) {
+		sim_world_destroy(&w);
+		return cli_usage_error("run", "the options give an invalid world definition");
+	}
+	float dt = o.dt > 0.0 ? (float)o.dt : info->dt;
+	long steps = o.steps >= 0 ? o.steps : (long)llround((o.seconds >= 0.0 ? o.seconds : info->seconds) / dt);
+
+	FILE *stats = NULL;
+	rc = EXIT_TELA_OK;
+	if (o.stats_path) {
+		stats = fopen(o.stats_path, "w");
+		if (!stats) {
+			fprintf(stderr, "tela run: %s: %s\n", o.stats_path, strerror(errno));
+			sim_world_destroy(&w);
+			return EXIT_TELA_IO;
+		}
+		fprintf(stats, "step,t,kinetic,potential,total,max_strain,mean_strain,cg_iterations,strain_iterations,"
+		               "step_us\n");
+	}
+	if (o.stl_dir) {
+		int err = cli_mkdirs(o.stl_dir);
+		if (err) {
+			fprintf(stderr, "tela run: %s: %s\n", o.stl_dir, strerror(err));
+			rc = EXIT_TELA_IO;
+		} else {
+			rc = export_meshes(w, o.stl_dir, 0);
+		}
+	}
+
+	int64_t wall0 = cli_now_ns();
+	long done = 0;
+	double max_strain_seen = 0.0;
+	for (; done < steps && rc == EXIT_TELA_OK; done++) {
+		int64_t t0 = cli_now_ns();
+		sim_result r = sim_world_step(w, dt);
+		double us = (double)(cli_now_ns() - t0) * 1e-3;
+		if (r == SIM_ERROR_BLOWUP) {
+			const sim_blowup *b = sim_world_last_blowup(w);
+			fprintf(stderr,
+			        "tela run: %s: step %ld (t = %.6f s) blew up with %s: object '%s' vertex %d: %s = %g; "
+			        "the world was rolled back to its last good state\n",
+			        o.scene, done + 1, sim_world_time(w) + dt, sim_integrator_name(def.integrator),
+			        sim_world_object_name(w, b->object), b->vertex, b->reason, (double)b->value);
+			rc = EXIT_TELA_BLOWUP;
+			break;
+		}
+		if (r != SIM_OK) {
+			fprintf(stderr, "tela run: %s: %s\n", o.scene, sim_result_string(r));
+			rc = EXIT_TELA_BLOWUP;
+			break;
+		}
+		if (sim_world_stats(w)->max_strain > max_strain_seen)
+			max_strain_seen = sim_world_stats(w)->max_strain;
+		if (stats)
+			write_stats_row(stats, done + 1, w, us);
+		if (o.stl_dir && (done + 1) % o.every == 0)
+			rc = export_meshes(w, o.stl_dir, done + 1);
+	}
+	double wall_s = (double)(cli_now_ns() - wall0) * 1e-9;
+	if (stats) {
+		bool bad = ferror(stats) != 0;
+		if (fclose(stats) != 0 || bad) {
+			fprintf(stderr, "tela run: %s: write failed\n", o.stats_path);
+			if (rc == EXIT_TELA_OK)
+				rc = EXIT_TELA_IO;
+		}
+	}
+	if (rc == EXIT_TELA_OK && !o.quiet) {
+		const sim_stats *s = sim_world_stats(w);
+		printf("scene %s: %s, dt %g s x %d substeps, %ld steps (%.3f s simulated) in %.3f s wall\n", o.scene,
+		       sim_integrator_name(def.integrator), (double)dt, def.substeps, done, sim_world_time(w), wall_s);
+		printf("vertices %d, kinetic %.6g J, potential %.6g J, max strain %.4f (peak %.4f), mean strain %.4f\n",
+		       sim_world_vertex_count(w), s->kinetic, s->potential, (double)s->max_strain, max_strain_seen,
+		       (double)s->mean_strain);
+		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
+	}
+	sim_world_destroy(&w);
+	return rc;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tela's one entry point on a fresh Debian 12 machine:
+#   ./build.sh demo   install what is missing, build, start the demo on its default scene
+#   ./build.sh test   install what is missing, build (release and ASan+UBSan), run every test
+# Run as root or as a user with sudo.  Packages are installed only when missing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+# The project's Debian packages (later issues add to this list).
+packages=(build-essential cmake ninja-build pkg-config libcglm-dev)
+
+install_missing() {
+	local missing=()
+	for p in "${packages[@]}"; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+			missing+=("$p")
+		fi
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		return
+	fi
+	echo "build.sh: installing ${missing[*]}"
+	local sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		sudo="sudo"
+	fi
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+configure_build() { # dir, extra cmake args...
+	local dir="$1"
+	shift
+	cmake -S . -B "$dir" -G Ninja -DTELA_WERROR=ON "$@" >/dev/null
+	cmake --build "$dir" -j "$jobs"
+}
+
+case "${1:-}" in
+demo)
+	install_missing
+	configure_build build -DCMAKE_BUILD_TYPE=Release
+	shift
+	exec ./build/app/tela "$@"
+	;;
+test)
+	install_missing
+	configure_build build -DCMAKE_BUILD_TYPE=Release
+	# Asserts stay on in the sanitizer build (RelWithDebInfo has no -DNDEBUG).
+	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTELA_SANITIZE=ON
+	status=0
+	echo "== release build =="
+	ctest --test-dir build --output-on-failure -j "$jobs" || status=1
+	echo "== ASan + UBSan build =="
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE bench || status=1
+	exit $status
+	;;
+*)
+	echo "usage: ./build.sh demo [tela arguments] | ./build.sh test" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,269 @@
+/*
+ * tela simulation library: mass-spring cloth and deformable objects.
+ *
+ * The world owns every particle of every object in one structure-of-arrays
+ * block (positions with inverse mass in w, velocities), so an integrator sees
+ * one system and a GPU backend can share the same buffers later.  Objects are
+ * contiguous ranges of that block.
+ *
+ * Units: metres, kilograms, seconds.  World frame is y-up.
+ *
+ * The library depends on cglm and libm only: no files, no clocks, no GL.
+ */
+#ifndef TELA_SIM_H
+#define TELA_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cglm/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- integrators ---------------------------------------------------------------------------- */
+
+typedef enum sim_integrator {
+	SIM_EULER,      /* explicit (forward) Euler */
+	SIM_SYMPLECTIC, /* semi-implicit Euler: v first, then x with the new v */
+	SIM_MIDPOINT,   /* explicit midpoint (RK2) */
+	SIM_RK4,        /* classical fourth-order Runge-Kutta */
+	SIM_VERLET,     /* position Verlet, optionally with the 1.99/0.99 drag form */
+	SIM_IMPLICIT,   /* linearised implicit Euler after Baraff and Witkin 1998 */
+	SIM_KANG,       /* Kang's approximate implicit update (one Jacobi sweep) */
+	SIM_MRA,        /* seed 002 mass-spring-damper finite difference scheme */
+	SIM_INTEGRATOR_COUNT
+} sim_integrator;
+
+/* Command-line name of an integrator ("euler", "symplectic", ...). */
+const char *sim_integrator_name(sim_integrator integrator);
+/* Parses a name; returns false for an unknown one. */
+bool sim_integrator_from_name(const char *name, sim_integrator *out);
+
+/* ---- materials and definitions ------------------------------------------------------------- */
+
+typedef enum sim_spring_kind {
+	SIM_SPRING_STRUCTURAL, /* grid edges / mesh edges */
+	SIM_SPRING_SHEAR,      /* grid diagonals / across the shared edge of a quad */
+	SIM_SPRING_BEND,       /* skip-one grid edges / across the shared edge of two triangles */
+	SIM_SPRING_KIND_COUNT
+} sim_spring_kind;
+
+typedef struct sim_material {
+	/* Mass: if total_mass > 0 it is spread over the vertices by their share of the area
+	 * (or equally when the object has no area); otherwise areal_density (kg/m^2) is used. */
+	float total_mass;
+	float areal_density;
+	float stiffness[SIM_SPRING_KIND_COUNT]; /* N/m */
+	float damping[SIM_SPRING_KIND_COUNT];   /* N s/m, along the spring */
+	/* Zero-length springs from every vertex to its rest position (the seed 002
+	 * tetrahedron returns to rest this way); 0 disables them. */
+	float anchor_stiffness; /* N/m */
+	float anchor_damping;   /* N s/m */
+	float thickness;        /* m, for the collision solver */
+	float friction;         /* Coulomb coefficient, for the collision solver */
+} sim_material;
+
+/* Sensible cloth defaults: 0.2 kg/m^2, stiff structural springs, weak bending. */
+sim_material sim_material_default(void);
+
+typedef struct sim_world_def {
+	vec3 gravity;          /* m/s^2, default (0, -9.81, 0) */
+	float air_damping;     /* 1/s: every particle feels -air_damping * m * v */
+	vec3 wind;             /* m/s, wind velocity for the aerodynamic force */
+	float air_density;     /* kg/m^3, default 1.2 */
+	float drag_coefficient;
+	float lift_coefficient;
+	sim_integrator integrator;
+	int substeps;          /* integrator steps per sim_world_step (>= 1) */
+	bool verlet_drag;      /* Verlet uses x' = 1.99 x - 0.99 x_prev + h^2 a */
+	/* Provot strain limiting of structural and shear springs. */
+	bool strain_limit;
+	float strain_tau;      /* maximum relative elongation, default 0.10 */
+	int strain_iterations; /* cap on Gauss-Seidel sweeps, default 200 */
+	/* Implicit Euler: relative residual tolerance and iteration cap of the CG solve. */
+	float cg_tolerance;
+	int cg_max_iterations;
+	/* Blow-up detection: a step fails when any value is non-finite, a spring is
+	 * stretched beyond this strain, or a particle moves faster than max_speed. */
+	float blowup_strain;
+	float blowup_speed;
+} sim_world_def;
+
+sim_world_def sim_world_def_default(void);
+
+/* A cloth as a rectangular grid of nx by ny vertices spanning size_x by size_y metres.
+ * The grid lies in the plane through origin spanned by axis_u (nx direction) and
+ * axis_v (ny direction); vertex (i, j) has index j * nx + i. */
+typedef struct sim_grid_def {
+	const char *name;
+	int nx, ny;
+	float size_x, size_y;
+	vec3 origin;
+	vec3 axis_u, axis_v; /* unit vectors; default x and -z (a horizontal sheet) */
+	sim_material material;
+} sim_grid_def;
+
+sim_grid_def sim_grid_def_default(void);
+
+/* A cloth from an indexed triangle mesh.  Structural springs on every edge, bend
+ * springs across every interior edge; shear springs across the diagonal of
+ * triangle pairs that form a near-rectangular quad. */
+typedef struct sim_mesh_def {
+	const char *name;
+	int vertex_count;
+	const float *positions; /* 3 floats per vertex */
+	int triangle_count;
+	const int *triangles;   /* 3 indices per triangle */
+	sim_material material;
+} sim_mesh_def;
+
+/* ---- results and diagnostics ---------------------------------------------------------------- */
+
+typedef enum sim_result {
+	SIM_OK = 0,
+	SIM_ERROR_BLOWUP = -1,      /* the step diverged; the world was rolled back */
+	SIM_ERROR_INVALID = -2,     /* bad argument (non-finite value, index out of range) */
+	SIM_ERROR_OUT_OF_MEMORY = -3,
+} sim_result;
+
+const char *sim_result_string(sim_result result);
+
+enum sim_stage {
+	SIM_STAGE_FORCES,      /* force and Jacobian evaluation */
+	SIM_STAGE_SOLVE,       /* integrator update and linear solve */
+	SIM_STAGE_STRAIN,      /* Provot strain limiting */
+	SIM_STAGE_CHECK,       /* blow-up check and diagnostics */
+	SIM_STAGE_COUNT
+};
+
+typedef struct sim_stats {
+	double kinetic;        /* J */
+	double potential;      /* J: gravity (relative to y = 0) + springs + anchors */
+	float max_strain;      /* over structural and shear springs, (l - L) / L */
+	float mean_strain;
+	int cg_iterations;     /* implicit Euler: iterations of the last solve */
+	float cg_residual;     /* implicit Euler: relative residual of the last solve */
+	int strain_iterations; /* Provot sweeps used in the last substep */
+	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
+} sim_stats;
+
+/* Where a blow-up happened. */
+typedef struct sim_blowup {
+	int object;           /* object index */
+	int vertex;           /* vertex index within the object */
+	const char *reason;   /* "non-finite position", "strain", "speed", ... */
+	float value;          /* the offending value (strain, speed) */
+} sim_blowup;
+
+/* A monotonic clock for per-stage timings, in nanoseconds.  The library never reads
+ * a clock by itself (timings are 0 without one); the application installs one. */
+typedef int64_t (*sim_clock_fn)(void);
+void sim_set_clock(sim_clock_fn clock);
+
+/* ---- world ---------------------------------------------------------------------------------- */
+
+typedef struct sim_world sim_world;
+
+sim_world *sim_world_create(const sim_world_def *def);
+void sim_world_destroy(sim_world **world);
+
+const sim_world_def *sim_world_get_def(const sim_world *world);
+/* Changes settings between steps.  Switching integrator keeps the state continuous. */
+sim_result sim_world_set_def(sim_world *world, const sim_world_def *def);
+sim_result sim_world_set_integrator(sim_world *world, sim_integrator integrator);
+
+/* Adds objects; the return value is the object index, or a negative sim_result. */
+int sim_world_add_grid(sim_world *world, const sim_grid_def *def);
+int sim_world_add_mesh(sim_world *world, const sim_mesh_def *def);
+/* The tetrahedron of seed 002: four vertices at the corners of a regular tetrahedron
+ * with the given edge length, six edge springs (structural) and anchor springs to
+ * the rest shape.  Vertex 3 is the apex above the base centred at `center`. */
+int sim_world_add_tetrahedron(sim_world *world, const char *name, const vec3 center, float edge,
+                              const sim_material *material);
+
+int sim_world_object_count(const sim_world *world);
+const char *sim_world_object_name(const sim_world *world, int object);
+/* Range of the object's vertices in the world's particle arrays. */
+int sim_world_object_first_vertex(const sim_world *world, int object);
+int sim_world_object_vertex_count(const sim_world *world, int object);
+int sim_world_object_triangle_count(const sim_world *world, int object);
+/* Triangles of the object, as object-local vertex indices (3 per triangle). */
+const int *sim_world_object_triangles(const sim_world *world, int object);
+int sim_world_object_spring_count(const sim_world *world, int object, sim_spring_kind kind);
+
+int sim_world_vertex_count(const sim_world *world);
+/* Particle state, one vec4 per vertex: positions (xyz, w = inverse mass as the
+ * integrator saw it in the last step: 0 for constrained vertices) and velocities. */
+const vec4 *sim_world_positions(const sim_world *world);
+const vec4 *sim_world_velocities(const sim_world *world);
+float sim_world_vertex_mass(const sim_world *world, int vertex);
+double sim_world_time(const sim_world *world);
+int64_t sim_world_step_count(const sim_world *world);
+
+/* Sets a vertex state directly (tests, scene set-up); vertex is a world index. */
+sim_result sim_world_set_vertex(sim_world *world, int vertex, const vec3 position, const vec3 velocity);
+
+/* ---- forces and constraints ----------------------------------------------------------------- */
+
+/* A constant external force on a vertex (N), until changed; zero removes it. */
+sim_result sim_world_set_point_force(sim_world *world, int vertex, const vec3 force);
+
+/* Pins a vertex where it is (velocity 0) or releases it. */
+sim_result sim_world_pin(sim_world *world, int vertex, bool pinned);
+bool sim_world_is_pinned(const sim_world *world, int vertex);
+
+/* Prescribed velocities in blocks (the seed 000 format): from time t on, vertex moves
+ * with velocity v until the next block that names it.  Blocks must be added in
+ * non-decreasing time order per vertex.  A block with a NaN velocity ends the
+ * prescription and returns the vertex to free motion. */
+sim_result sim_world_add_velocity_block(sim_world *world, double t, int vertex, const vec3 velocity);
+void sim_world_clear_velocity_blocks(sim_world *world);
+
+/* Attachment: drives a vertex toward a moving target with a critically damped coupling
+ * of the given natural frequency, capped at max_force.  The vertex acts as a velocity
+ * constraint (infinite mass) for the step. */
+typedef struct sim_attachment_def {
+	int vertex;
+	float hertz;     /* natural frequency of the coupling, default 15 Hz */
+	float max_force; /* N, default 50 */
+} sim_attachment_def;
+
+sim_attachment_def sim_attachment_def_default(int vertex);
+/* Returns an attachment id (>= 0) or a negative sim_result. */
+int sim_world_attach(sim_world *world, const sim_attachment_def *def);
+sim_result sim_world_attachment_set_target(sim_world *world, int attachment, const vec3 position,
+                                           const vec3 velocity);
+/* Force the coupling exerted on the vertex in the last step (what the pointer feels,
+ * negated), in N. */
+sim_result sim_world_attachment_force(const sim_world *world, int attachment, vec3 out_force);
+sim_result sim_world_detach(sim_world *world, int attachment);
+
+/* ---- stepping ------------------------------------------------------------------------------- */
+
+/* Advances the world by dt seconds in def.substeps equal integrator steps.  dt must be
+ * the same fixed step every call for a real-time loop; it is never frame-varying.
+ * On SIM_ERROR_BLOWUP the world is rolled back to its state before the call and
+ * sim_world_last_blowup() says where. */
+sim_result sim_world_step(sim_world *world, float dt);
+
+const sim_stats *sim_world_stats(const sim_world *world);
+const sim_blowup *sim_world_last_blowup(const sim_world *world);
+
+/* Computes energies and strains of the current state without stepping. */
+void sim_world_measure(const sim_world *world, sim_stats *out);
+
+/* Recovery after a blow-up: zeroes the velocities of the object that failed so the
+ * simulation can continue from the last good state. */
+void sim_world_recover(sim_world *world, int object);
+
+/* FNV-1a hash of positions and velocities (bit patterns), for determinism checks. */
+uint64_t sim_world_state_hash(const sim_world *world);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,161 @@
+/* Internal layout of the simulation world, shared by the sim sources only. */
+#ifndef TELA_SIM_INTERNAL_H
+#define TELA_SIM_INTERNAL_H
+
+#include "sim/sim.h"
+
+#include <cglm/vec3.h>
+#include <cglm/vec4.h>
+
+#define SIM_NAME_MAX 64
+
+/* Per-vertex constraint flags.  Any of them makes the vertex kinematic for the step:
+ * inverse mass 0 and a velocity fixed by the constraint. */
+enum {
+	SIM_VERTEX_PINNED = 1u << 0,
+	SIM_VERTEX_PRESCRIBED = 1u << 1,
+	SIM_VERTEX_ATTACHED = 1u << 2,
+};
+#define SIM_VERTEX_CONSTRAINED (SIM_VERTEX_PINNED | SIM_VERTEX_PRESCRIBED | SIM_VERTEX_ATTACHED)
+
+typedef struct sim_spring {
+	int a, b;     /* world vertex indices */
+	float rest;   /* rest length, m */
+	float k;      /* stiffness, N/m */
+	float kd;     /* damping along the spring, N s/m */
+	int kind;     /* sim_spring_kind */
+} sim_spring;
+
+typedef struct sim_object {
+	char name[SIM_NAME_MAX];
+	int first_vertex, vertex_count;
+	int first_triangle, triangle_count;
+	int first_spring, spring_count;
+	int springs_of_kind[SIM_SPRING_KIND_COUNT];
+	sim_material material;
+} sim_object;
+
+typedef struct sim_velocity_block {
+	double t;
+	int vertex;
+	vec3 velocity; /* NaN x ends the prescription */
+} sim_velocity_block;
+
+typedef struct sim_attachment {
+	bool active;
+	int vertex;
+	float hertz, max_force;
+	vec3 target, target_velocity;
+	vec3 force; /* coupling force on the vertex in the last step */
+} sim_attachment;
+
+/* The implicit solver's scratch (see implicit.c). */
+typedef struct sim_implicit sim_implicit;
+
+struct sim_world {
+	sim_world_def def;
+
+	/* particles, structure of arrays */
+	int n, capacity;
+	vec4 *x;          /* position; w = inverse mass the integrator uses (0: kinematic) */
+	vec4 *v;          /* velocity; w unused (0) */
+	vec4 *x_prev;     /* position one integrator step ago (Verlet, MRA) */
+	vec4 *rest;       /* anchor (rest) position; w = anchor stiffness */
+	vec4 *ext_force;  /* constant point force; w unused */
+	vec4 *vc;         /* constraint velocity of a kinematic vertex for this step */
+	vec4 *presc_v;    /* velocity of the current prescription block (SIM_VERTEX_PRESCRIBED) */
+	float *mass;      /* kg */
+	float *inv_mass;  /* free inverse mass (1 / mass) */
+	float *anchor_kd; /* damping of the anchor spring, N s/m */
+	uint8_t *flags;   /* SIM_VERTEX_* */
+	int *owner;       /* object index of each vertex */
+	bool history_valid; /* x_prev matches the current state and history_h */
+	float history_h;
+
+	/* springs and triangles, world indices */
+	int spring_count, spring_capacity;
+	sim_spring *springs;
+	int triangle_count, triangle_capacity;
+	int *triangles;   /* 3 world indices per triangle */
+	int *local_triangles; /* 3 object-local indices per triangle (API view) */
+
+	int object_count, object_capacity;
+	sim_object *objects;
+
+	/* constraints */
+	int block_count, block_capacity;
+	sim_velocity_block *blocks; /* sorted by time (stable) */
+	int block_cursor;           /* first block not yet applied */
+	int attachment_count, attachment_capacity;
+	sim_attachment *attachments;
+
+	/* integrator scratch, sized to capacity */
+	vec4 *f;              /* force accumulator */
+	vec4 *tmp_x, *tmp_v;  /* stage states for midpoint and RK4 */
+	vec4 *acc_x, *acc_v;  /* RK4 accumulators */
+	vec4 *kang_dv;        /* Kang: the last step's velocity change */
+	float *kang_k;        /* Kang: sum of incident spring stiffness per vertex */
+	float *kang_kd;       /* Kang: sum of incident spring damping per vertex */
+	sim_implicit *implicit;
+
+	/* vertex -> incident springs (CSR), rebuilt when springs are added */
+	bool incidence_valid;
+	int *inc_start;   /* n + 1 */
+	int *inc_spring;  /* 2 * spring_count */
+
+	/* rollback state */
+	vec4 *save_x, *save_v, *save_x_prev, *save_presc_v;
+	uint8_t *save_flags;
+
+	double time;
+	int64_t steps;
+	sim_stats stats;
+	sim_blowup blowup;
+};
+
+/* ---- forces.c ---- */
+
+/* Total force on every particle for state (x, v): gravity, air damping, springs with
+ * damping, anchors, wind and point forces.  f is overwritten. */
+void sim_compute_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
+/* The same without anchor springs and air damping, which the MRA scheme treats in
+ * closed form. */
+void sim_compute_forces_no_anchor(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
+/* Aerodynamic force (drag and lift) from the wind, added to f. */
+void sim_add_wind_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
+/* Force on one vertex for state (x, v), through the incidence table. */
+void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 out);
+/* Builds the vertex -> spring incidence table if springs changed. */
+void sim_update_incidence(sim_world *w);
+/* Gravity, spring and anchor potential energy of state x. */
+double sim_potential_energy(const sim_world *w, const vec4 *x);
+
+/* ---- integrate.c ---- */
+
+/* One integrator step of length h.  Kinematic vertices (x.w == 0) move with their
+ * velocity vc, unaffected by forces. */
+void sim_integrate(sim_world *w, float h);
+/* Resets the Verlet/MRA history from the current velocities: x_prev = x - h v. */
+void sim_reset_history(sim_world *w, float h);
+
+/* ---- implicit.c ---- */
+
+sim_implicit *sim_implicit_create(void);
+void sim_implicit_destroy(sim_implicit *im);
+/* Linearised backward Euler step of length h after Baraff and Witkin 1998: builds the
+ * sparse force Jacobians, solves (M - h dF/dv - h^2 dF/dx) dv = h (f0 + h dF/dx v0)
+ * with modified preconditioned CG (kinematic vertices filtered to dv = vc - v), then
+ * x += h (v + dv).  Fills stats->cg_iterations and stats->cg_residual. */
+void sim_implicit_step(sim_world *w, float h, sim_stats *stats);
+
+/* ---- strain.c ---- */
+
+/* Provot's strain limiting on structural and shear springs, after the integrator moved
+ * the particles from x_start.  Corrects velocities by the position change / h.
+ * Returns the number of sweeps used. */
+int sim_strain_limit(sim_world *w, float h);
+
+/* ---- measure (world.c) ---- */
+float sim_spring_strain(const sim_spring *s, const vec4 *x);
+
+#endif

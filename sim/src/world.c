@@ -1,0 +1,964 @@
+/* World life cycle, objects, constraints, the fixed step and its safety net. */
+#include "sim_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sim_clock_fn sim_clock;
+
+void sim_set_clock(sim_clock_fn clock) { sim_clock = clock; }
+
+static int64_t now_ns(void) { return sim_clock ? sim_clock() : 0; }
+
+static const char *const integrator_names[SIM_INTEGRATOR_COUNT] = {
+	"euler", "symplectic", "midpoint", "rk4", "verlet", "implicit", "kang", "mra",
+};
+
+const char *sim_integrator_name(sim_integrator integrator)
+{
+	return (unsigned)integrator < SIM_INTEGRATOR_COUNT ? integrator_names[integrator] : "unknown";
+}
+
+bool sim_integrator_from_name(const char *name, sim_integrator *out)
+{
+	for (int i = 0; i < SIM_INTEGRATOR_COUNT; i++) {
+		if (strcmp(name, integrator_names[i]) == 0) {
+			*out = (sim_integrator)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *sim_result_string(sim_result result)
+{
+	switch (result) {
+	case SIM_OK: return "ok";
+	case SIM_ERROR_BLOWUP: return "simulation blew up";
+	case SIM_ERROR_INVALID: return "invalid argument";
+	case SIM_ERROR_OUT_OF_MEMORY: return "out of memory";
+	}
+	return "unknown result";
+}
+
+sim_material sim_material_default(void)
+{
+	return (sim_material){
+		.total_mass = 0.0f,
+		.areal_density = 0.2f,
+		.stiffness = {500.0f, 200.0f, 20.0f},
+		.damping = {0.05f, 0.02f, 0.005f},
+		.anchor_stiffness = 0.0f,
+		.anchor_damping = 0.0f,
+		.thickness = 0.003f,
+		.friction = 0.3f,
+	};
+}
+
+sim_world_def sim_world_def_default(void)
+{
+	return (sim_world_def){
+		.gravity = {0.0f, -9.81f, 0.0f},
+		.air_damping = 0.0f,
+		.wind = {0.0f, 0.0f, 0.0f},
+		.air_density = 1.2f,
+		.drag_coefficient = 1.0f,
+		.lift_coefficient = 0.5f,
+		.integrator = SIM_SYMPLECTIC,
+		.substeps = 1,
+		.verlet_drag = false,
+		.strain_limit = false,
+		.strain_tau = 0.10f,
+		.strain_iterations = 200,
+		.cg_tolerance = 1e-4f,
+		.cg_max_iterations = 200,
+		.blowup_strain = 5.0f,
+		.blowup_speed = 200.0f,
+	};
+}
+
+sim_grid_def sim_grid_def_default(void)
+{
+	return (sim_grid_def){
+		.name = "cloth",
+		.nx = 16,
+		.ny = 16,
+		.size_x = 1.0f,
+		.size_y = 1.0f,
+		.origin = {-0.5f, 1.0f, 0.5f},
+		.axis_u = {1.0f, 0.0f, 0.0f},
+		.axis_v = {0.0f, 0.0f, -1.0f},
+		.material = sim_material_default(),
+	};
+}
+
+sim_attachment_def sim_attachment_def_default(int vertex)
+{
+	return (sim_attachment_def){.vertex = vertex, .hertz = 20.0f, .max_force = 50.0f};
+}
+
+static bool finite3(const float *p) { return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]); }
+
+static bool def_valid(const sim_world_def *d)
+{
+	return finite3(d->gravity) && finite3(d->wind) && isfinite(d->air_damping) && d->air_damping >= 0.0f &&
+	       isfinite(d->air_density) && d->air_density >= 0.0f && isfinite(d->drag_coefficient) &&
+	       isfinite(d->lift_coefficient) && (unsigned)d->integrator < SIM_INTEGRATOR_COUNT && d->substeps >= 1 &&
+	       isfinite(d->strain_tau) && d->strain_tau > 0.0f && d->strain_iterations >= 0 &&
+	       isfinite(d->cg_tolerance) && d->cg_tolerance > 0.0f && d->cg_max_iterations >= 1 &&
+	       d->blowup_strain > 0.0f && d->blowup_speed > 0.0f;
+}
+
+/* ---- storage -------------------------------------------------------------------------------- */
+
+static bool grow(void **p, size_t elem, int *capacity, int needed)
+{
+	if (needed <= *capacity)
+		return true;
+	int cap = *capacity ? *capacity : 16;
+	while (cap < needed)
+		cap *= 2;
+	void *q = realloc(*p, elem * (size_t)cap);
+	if (!q)
+		return false;
+	*p = q;
+	*capacity = cap;
+	return true;
+}
+
+/* Every per-vertex array grows together so an index is valid in all of them. */
+static bool reserve_vertices(sim_world *w, int needed)
+{
+	if (needed <= w->capacity)
+		return true;
+	int cap = w->capacity ? w->capacity : 64;
+	while (cap < needed)
+		cap *= 2;
+	vec4 **v4[] = {&w->x, &w->v, &w->x_prev, &w->rest, &w->ext_force, &w->vc, &w->presc_v, &w->f,
+	               &w->tmp_x, &w->tmp_v, &w->acc_x, &w->acc_v, &w->kang_dv, &w->save_x, &w->save_v,
+	               &w->save_x_prev, &w->save_presc_v};
+	for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
+		void *q = realloc(*v4[i], sizeof(vec4) * (size_t)cap);
+		if (!q)
+			return false;
+		*v4[i] = q;
+	}
+	float **f1[] = {&w->mass, &w->inv_mass, &w->anchor_kd, &w->kang_k, &w->kang_kd};
+	for (size_t i = 0; i < sizeof f1 / sizeof f1[0]; i++) {
+		void *q = realloc(*f1[i], sizeof(float) * (size_t)cap);
+		if (!q)
+			return false;
+		*f1[i] = q;
+	}
+	void *q = realloc(w->flags, (size_t)cap);
+	if (!q)
+		return false;
+	w->flags = q;
+	q = realloc(w->save_flags, (size_t)cap);
+	if (!q)
+		return false;
+	w->save_flags = q;
+	q = realloc(w->owner, sizeof(int) * (size_t)cap);
+	if (!q)
+		return false;
+	w->owner = q;
+	w->capacity = cap;
+	return true;
+}
+
+sim_world *sim_world_create(const sim_world_def *def)
+{
+	sim_world_def d = def ? *def : sim_world_def_default();
+	if (!def_valid(&d))
+		return NULL;
+	sim_world *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->def = d;
+	w->implicit = sim_implicit_create();
+	if (!w->implicit) {
+		free(w);
+		return NULL;
+	}
+	w->blowup.object = -1;
+	w->blowup.vertex = -1;
+	w->blowup.reason = "";
+	return w;
+}
+
+void sim_world_destroy(sim_world **world)
+{
+	if (!world || !*world)
+		return;
+	sim_world *w = *world;
+	void *arrays[] = {w->x, w->v, w->x_prev, w->rest, w->ext_force, w->vc, w->presc_v, w->f, w->tmp_x,
+	                  w->tmp_v, w->acc_x, w->acc_v, w->kang_dv, w->save_x, w->save_v, w->save_x_prev,
+	                  w->save_presc_v, w->mass, w->inv_mass, w->anchor_kd, w->kang_k, w->kang_kd, w->flags,
+	                  w->save_flags, w->owner, w->springs, w->triangles, w->local_triangles, w->objects,
+	                  w->blocks, w->attachments, w->inc_start, w->inc_spring};
+	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+		free(arrays[i]);
+	sim_implicit_destroy(w->implicit);
+	free(w);
+	*world = NULL;
+}
+
+const sim_world_def *sim_world_get_def(const sim_world *world) { return &world->def; }
+
+sim_result sim_world_set_def(sim_world *w, const sim_world_def *def)
+{
+	if (!def_valid(def))
+		return SIM_ERROR_INVALID;
+	sim_integrator old = w->def.integrator;
+	w->def = *def;
+	w->def.integrator = old;
+	return sim_world_set_integrator(w, def->integrator);
+}
+
+sim_result sim_world_set_integrator(sim_world *w, sim_integrator integrator)
+{
+	if ((unsigned)integrator >= SIM_INTEGRATOR_COUNT)
+		return SIM_ERROR_INVALID;
+	if (integrator != w->def.integrator) {
+		/* Verlet and MRA carry x_prev; Kang carries the last dv.  Rebuild them from the
+		 * current velocities so the switch does not kick the state. */
+		w->history_valid = false;
+		if (w->kang_dv)
+			memset(w->kang_dv, 0, sizeof(vec4) * (size_t)w->n);
+	}
+	w->def.integrator = integrator;
+	return SIM_OK;
+}
+
+/* ---- objects -------------------------------------------------------------------------------- */
+
+static int begin_object(sim_world *w, const char *name, int vertex_count, const sim_material *m)
+{
+	if (vertex_count <= 0 || !grow((void **)&w->objects, sizeof(sim_object), &w->object_capacity,
+	                               w->object_count + 1))
+		return -1;
+	if (!reserve_vertices(w, w->n + vertex_count))
+		return -1;
+	sim_object *o = &w->objects[w->object_count];
+	memset(o, 0, sizeof *o);
+	snprintf(o->name, sizeof o->name, "%s", name && name[0] ? name : "object");
+	o->first_vertex = w->n;
+	o->vertex_count = vertex_count;
+	o->first_triangle = w->triangle_count;
+	o->first_spring = w->spring_count;
+	o->material = *m;
+	for (int i = w->n; i < w->n + vertex_count; i++) {
+		glm_vec4_zero(w->x[i]);
+		glm_vec4_zero(w->v[i]);
+		glm_vec4_zero(w->x_prev[i]);
+		glm_vec4_zero(w->rest[i]);
+		glm_vec4_zero(w->ext_force[i]);
+		glm_vec4_zero(w->vc[i]);
+		glm_vec4_zero(w->presc_v[i]);
+		glm_vec4_zero(w->kang_dv[i]);
+		w->mass[i] = 0.0f;
+		w->inv_mass[i] = 0.0f;
+		w->anchor_kd[i] = m->anchor_damping;
+		w->flags[i] = 0;
+		w->owner[i] = w->object_count;
+	}
+	return w->object_count;
+}
+
+static bool add_spring(sim_world *w, int a, int b, int kind)
+{
+	if (!grow((void **)&w->springs, sizeof(sim_spring), &w->spring_capacity, w->spring_count + 1))
+		return false;
+	const sim_material *m = &w->objects[w->object_count].material;
+	sim_spring *s = &w->springs[w->spring_count++];
+	s->a = a;
+	s->b = b;
+	s->rest = glm_vec3_distance(w->x[a], w->x[b]);
+	s->k = m->stiffness[kind];
+	s->kd = m->damping[kind];
+	s->kind = kind;
+	w->objects[w->object_count].springs_of_kind[kind]++;
+	return true;
+}
+
+static bool add_triangle(sim_world *w, int first, int a, int b, int c)
+{
+	int need = w->triangle_count + 1;
+	int cap = w->triangle_capacity;
+	if (!grow((void **)&w->triangles, sizeof(int) * 3, &cap, need))
+		return false;
+	if (!grow((void **)&w->local_triangles, sizeof(int) * 3, &w->triangle_capacity, need))
+		return false;
+	int *t = &w->triangles[3 * w->triangle_count];
+	int *lt = &w->local_triangles[3 * w->triangle_count];
+	t[0] = first + a, t[1] = first + b, t[2] = first + c;
+	lt[0] = a, lt[1] = b, lt[2] = c;
+	w->triangle_count++;
+	return true;
+}
+
+/* Masses from the area each vertex owns (a third of each incident triangle), or, for a
+ * grid, the same mass for every vertex (the seed's rule, density * area / vertices):
+ * area shares would give a corner a quarter of an interior vertex's mass and so twice
+ * its spring frequency, halving the stable explicit step for no visible gain. */
+static void finish_object(sim_world *w, bool uniform)
+{
+	sim_object *o = &w->objects[w->object_count];
+	const sim_material *m = &o->material;
+	o->triangle_count = w->triangle_count - o->first_triangle;
+	o->spring_count = w->spring_count - o->first_spring;
+	int first = o->first_vertex, count = o->vertex_count;
+	double area_total = 0.0;
+	for (int t = o->first_triangle; t < w->triangle_count; t++) {
+		const int *tri = &w->triangles[3 * t];
+		vec3 e1, e2, c;
+		glm_vec3_sub(w->x[tri[1]], w->x[tri[0]], e1);
+		glm_vec3_sub(w->x[tri[2]], w->x[tri[0]], e2);
+		glm_vec3_cross(e1, e2, c);
+		float a = 0.5f * glm_vec3_norm(c);
+		area_total += a;
+		for (int k = 0; k < 3; k++)
+			w->mass[tri[k]] += a / 3.0f;
+	}
+	double scale;
+	if (m->total_mass > 0.0f)
+		scale = area_total > 0.0 ? m->total_mass / area_total : 0.0;
+	else
+		scale = m->areal_density;
+	if (uniform)
+		for (int i = first; i < first + count; i++)
+			w->mass[i] = (float)(area_total / count);
+	for (int i = first; i < first + count; i++) {
+		float mass = (float)(w->mass[i] * scale);
+		if (!(mass > 0.0f)) /* isolated vertex or no area: share the mass equally */
+			mass = m->total_mass > 0.0f ? m->total_mass / (float)count : 1e-3f;
+		w->mass[i] = mass;
+		w->inv_mass[i] = 1.0f / mass;
+		w->x[i][3] = w->inv_mass[i];
+		glm_vec3_copy(w->x[i], w->rest[i]);
+		w->rest[i][3] = m->anchor_stiffness;
+		glm_vec4_copy(w->x[i], w->x_prev[i]);
+	}
+	w->n += count;
+	w->object_count++;
+	w->incidence_valid = false;
+	w->history_valid = false;
+}
+
+static bool material_valid(const sim_material *m)
+{
+	bool ok = isfinite(m->total_mass) && m->total_mass >= 0.0f && isfinite(m->areal_density) &&
+	          m->areal_density >= 0.0f && (m->total_mass > 0.0f || m->areal_density > 0.0f) &&
+	          isfinite(m->anchor_stiffness) && m->anchor_stiffness >= 0.0f && isfinite(m->anchor_damping) &&
+	          m->anchor_damping >= 0.0f && isfinite(m->thickness) && m->thickness >= 0.0f &&
+	          isfinite(m->friction) && m->friction >= 0.0f;
+	for (int k = 0; k < SIM_SPRING_KIND_COUNT; k++)
+		ok = ok && isfinite(m->stiffness[k]) && m->stiffness[k] >= 0.0f && isfinite(m->damping[k]) &&
+		     m->damping[k] >= 0.0f;
+	return ok;
+}
+
+int sim_world_add_grid(sim_world *w, const sim_grid_def *def)
+{
+	if (def->nx < 2 || def->ny < 2 || def->nx > 4096 || def->ny > 4096 || !(def->size_x > 0.0f) ||
+	    !(def->size_y > 0.0f) || !isfinite(def->size_x) || !isfinite(def->size_y) || !finite3(def->origin) ||
+	    !finite3(def->axis_u) || !finite3(def->axis_v) || !material_valid(&def->material))
+		return SIM_ERROR_INVALID;
+	int nx = def->nx, ny = def->ny;
+	int obj = begin_object(w, def->name, nx * ny, &def->material);
+	if (obj < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	int first = w->n;
+	for (int j = 0; j < ny; j++) {
+		for (int i = 0; i < nx; i++) {
+			float u = def->size_x * (float)i / (float)(nx - 1);
+			float v = def->size_y * (float)j / (float)(ny - 1);
+			float *p = w->x[first + j * nx + i];
+			for (int c = 0; c < 3; c++)
+				p[c] = def->origin[c] + u * def->axis_u[c] + v * def->axis_v[c];
+		}
+	}
+#define ID(i, j) (first + (j) * nx + (i))
+	bool ok = true;
+	/* Springs in row order keep the force loop's memory access nearly sequential. */
+	for (int j = 0; j < ny && ok; j++) {
+		for (int i = 0; i < nx && ok; i++) {
+			if (i + 1 < nx)
+				ok = ok && add_spring(w, ID(i, j), ID(i + 1, j), SIM_SPRING_STRUCTURAL);
+			if (j + 1 < ny)
+				ok = ok && add_spring(w, ID(i, j), ID(i, j + 1), SIM_SPRING_STRUCTURAL);
+			if (i + 1 < nx && j + 1 < ny) {
+				ok = ok && add_spring(w, ID(i, j), ID(i + 1, j + 1), SIM_SPRING_SHEAR);
+				ok = ok && add_spring(w, ID(i + 1, j), ID(i, j + 1), SIM_SPRING_SHEAR);
+			}
+			if (i + 2 < nx)
+				ok = ok && add_spring(w, ID(i, j), ID(i + 2, j), SIM_SPRING_BEND);
+			if (j + 2 < ny)
+				ok = ok && add_spring(w, ID(i, j), ID(i, j + 2), SIM_SPRING_BEND);
+		}
+	}
+#undef ID
+	/* Alternate the quad diagonal so the triangulation has no preferred direction. */
+	for (int j = 0; j + 1 < ny && ok; j++) {
+		for (int i = 0; i + 1 < nx && ok; i++) {
+			int a = j * nx + i, b = a + 1, c = a + nx + 1, d = a + nx;
+			if ((i + j) & 1) {
+				ok = add_triangle(w, first, a, b, d) && add_triangle(w, first, b, c, d);
+			} else {
+				ok = add_triangle(w, first, a, b, c) && add_triangle(w, first, a, c, d);
+			}
+		}
+	}
+	if (!ok)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	finish_object(w, true);
+	return obj;
+}
+
+typedef struct edge_ref {
+	int a, b;    /* a < b, object-local */
+	int tri;     /* triangle index within the object */
+	int opposite;/* vertex of tri not on the edge */
+} edge_ref;
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+	const edge_ref *x = pa, *y = pb;
+	if (x->a != y->a)
+		return x->a < y->a ? -1 : 1;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	return x->tri < y->tri ? -1 : (x->tri > y->tri);
+}
+
+int sim_world_add_mesh(sim_world *w, const sim_mesh_def *def)
+{
+	if (def->vertex_count <= 0 || def->triangle_count <= 0 || !def->positions || !def->triangles ||
+	    !material_valid(&def->material))
+		return SIM_ERROR_INVALID;
+	for (int i = 0; i < 3 * def->vertex_count; i++)
+		if (!isfinite(def->positions[i]))
+			return SIM_ERROR_INVALID;
+	for (int t = 0; t < def->triangle_count; t++) {
+		const int *tri = &def->triangles[3 * t];
+		for (int k = 0; k < 3; k++)
+			if (tri[k] < 0 || tri[k] >= def->vertex_count)
+				return SIM_ERROR_INVALID;
+		if (tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2])
+			return SIM_ERROR_INVALID;
+	}
+	edge_ref *edges = malloc(sizeof(edge_ref) * 3 * (size_t)def->triangle_count);
+	if (!edges)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	int obj = begin_object(w, def->name, def->vertex_count, &def->material);
+	if (obj < 0) {
+		free(edges);
+		return SIM_ERROR_OUT_OF_MEMORY;
+	}
+	int first = w->n;
+	for (int i = 0; i < def->vertex_count; i++)
+		glm_vec3_copy((float *)&def->positions[3 * i], w->x[first + i]);
+	bool ok = true;
+	int ne = 0;
+	for (int t = 0; t < def->triangle_count && ok; t++) {
+		const int *tri = &def->triangles[3 * t];
+		ok = add_triangle(w, first, tri[0], tri[1], tri[2]);
+		for (int k = 0; k < 3; k++) {
+			int a = tri[k], b = tri[(k + 1) % 3];
+			edges[ne++] = (edge_ref){a < b ? a : b, a < b ? b : a, t, tri[(k + 2) % 3]};
+		}
+	}
+	qsort(edges, (size_t)ne, sizeof *edges, edge_cmp);
+	/* An interior edge whose two opposite vertices are as far apart as the edge is long is
+	 * the diagonal of a near-rectangular quad: both diagonals become shear springs, as on a
+	 * grid.  Across any other interior edge a bend spring joins the opposite vertices. */
+	for (int e = 0; e < ne && ok;) {
+		int run = 1;
+		while (e + run < ne && edges[e + run].a == edges[e].a && edges[e + run].b == edges[e].b)
+			run++;
+		int a = first + edges[e].a, b = first + edges[e].b;
+		int kind = SIM_SPRING_STRUCTURAL;
+		if (run == 2) {
+			int c = first + edges[e].opposite, d = first + edges[e + 1].opposite;
+			float len_ab = glm_vec3_distance(w->x[a], w->x[b]);
+			float len_cd = glm_vec3_distance(w->x[c], w->x[d]);
+			if (c != d && fabsf(len_ab - len_cd) <= 0.05f * len_ab) {
+				kind = SIM_SPRING_SHEAR;
+				ok = add_spring(w, c, d, SIM_SPRING_SHEAR);
+			} else if (c != d) {
+				ok = add_spring(w, c, d, SIM_SPRING_BEND);
+			}
+		}
+		ok = ok && add_spring(w, a, b, kind);
+		e += run;
+	}
+	free(edges);
+	if (!ok)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	finish_object(w, false);
+	return obj;
+}
+
+int sim_world_add_tetrahedron(sim_world *w, const char *name, const vec3 center, float edge,
+                              const sim_material *material)
+{
+	if (!finite3(center) || !(edge > 0.0f) || !isfinite(edge) || !material_valid(material))
+		return SIM_ERROR_INVALID;
+	/* Regular tetrahedron: base triangle in the horizontal plane around center, apex above. */
+	float r = edge / sqrtf(3.0f);            /* circumradius of the base */
+	float height = edge * sqrtf(2.0f / 3.0f);
+	float pos[12];
+	for (int k = 0; k < 3; k++) {
+		float a = (float)(2.0 * GLM_PI * k / 3.0);
+		pos[3 * k + 0] = center[0] + r * cosf(a);
+		pos[3 * k + 1] = center[1];
+		pos[3 * k + 2] = center[2] - r * sinf(a);
+	}
+	pos[9] = center[0], pos[10] = center[1] + height, pos[11] = center[2];
+	/* Faces wound counter-clockwise seen from outside. */
+	static const int faces[12] = {0, 1, 3, 1, 2, 3, 2, 0, 3, 0, 2, 1};
+	int obj = begin_object(w, name, 4, material);
+	if (obj < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	int first = w->n;
+	for (int i = 0; i < 4; i++)
+		glm_vec3_copy(&pos[3 * i], w->x[first + i]);
+	bool ok = true;
+	for (int t = 0; t < 4 && ok; t++)
+		ok = add_triangle(w, first, faces[3 * t], faces[3 * t + 1], faces[3 * t + 2]);
+	for (int a = 0; a < 4 && ok; a++)
+		for (int b = a + 1; b < 4 && ok; b++)
+			ok = add_spring(w, first + a, first + b, SIM_SPRING_STRUCTURAL);
+	if (!ok)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	finish_object(w, false);
+	return obj;
+}
+
+/* ---- queries -------------------------------------------------------------------------------- */
+
+int sim_world_object_count(const sim_world *w) { return w->object_count; }
+
+static const sim_object *object_at(const sim_world *w, int object)
+{
+	return object >= 0 && object < w->object_count ? &w->objects[object] : NULL;
+}
+
+const char *sim_world_object_name(const sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	return o ? o->name : NULL;
+}
+
+int sim_world_object_first_vertex(const sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	return o ? o->first_vertex : -1;
+}
+
+int sim_world_object_vertex_count(const sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	return o ? o->vertex_count : 0;
+}
+
+int sim_world_object_triangle_count(const sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	return o ? o->triangle_count : 0;
+}
+
+const int *sim_world_object_triangles(const sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	return o ? &w->local_triangles[3 * o->first_triangle] : NULL;
+}
+
+int sim_world_object_spring_count(const sim_world *w, int object, sim_spring_kind kind)
+{
+	const sim_object *o = object_at(w, object);
+	return o && (unsigned)kind < SIM_SPRING_KIND_COUNT ? o->springs_of_kind[kind] : 0;
+}
+
+int sim_world_vertex_count(const sim_world *w) { return w->n; }
+const vec4 *sim_world_positions(const sim_world *w) { return w->x; }
+const vec4 *sim_world_velocities(const sim_world *w) { return w->v; }
+double sim_world_time(const sim_world *w) { return w->time; }
+int64_t sim_world_step_count(const sim_world *w) { return w->steps; }
+const sim_stats *sim_world_stats(const sim_world *w) { return &w->stats; }
+const sim_blowup *sim_world_last_blowup(const sim_world *w) { return &w->blowup; }
+
+float sim_world_vertex_mass(const sim_world *w, int vertex)
+{
+	return vertex >= 0 && vertex < w->n ? w->mass[vertex] : 0.0f;
+}
+
+sim_result sim_world_set_vertex(sim_world *w, int vertex, const vec3 position, const vec3 velocity)
+{
+	if (vertex < 0 || vertex >= w->n || !finite3(position) || !finite3(velocity))
+		return SIM_ERROR_INVALID;
+	glm_vec3_copy((float *)position, w->x[vertex]);
+	glm_vec3_copy((float *)velocity, w->v[vertex]);
+	w->history_valid = false;
+	return SIM_OK;
+}
+
+/* ---- constraints ---------------------------------------------------------------------------- */
+
+sim_result sim_world_set_point_force(sim_world *w, int vertex, const vec3 force)
+{
+	if (vertex < 0 || vertex >= w->n || !finite3(force))
+		return SIM_ERROR_INVALID;
+	glm_vec3_copy((float *)force, w->ext_force[vertex]);
+	return SIM_OK;
+}
+
+sim_result sim_world_pin(sim_world *w, int vertex, bool pinned)
+{
+	if (vertex < 0 || vertex >= w->n)
+		return SIM_ERROR_INVALID;
+	if (pinned)
+		w->flags[vertex] |= SIM_VERTEX_PINNED;
+	else
+		w->flags[vertex] &= (uint8_t)~SIM_VERTEX_PINNED;
+	return SIM_OK;
+}
+
+bool sim_world_is_pinned(const sim_world *w, int vertex)
+{
+	return vertex >= 0 && vertex < w->n && (w->flags[vertex] & SIM_VERTEX_PINNED);
+}
+
+sim_result sim_world_add_velocity_block(sim_world *w, double t, int vertex, const vec3 velocity)
+{
+	if (vertex < 0 || vertex >= w->n || !isfinite(t))
+		return SIM_ERROR_INVALID;
+	bool end = isnan(velocity[0]);
+	if (!end && !finite3(velocity))
+		return SIM_ERROR_INVALID;
+	if (!grow((void **)&w->blocks, sizeof(sim_velocity_block), &w->block_capacity, w->block_count + 1))
+		return SIM_ERROR_OUT_OF_MEMORY;
+	/* Insertion keeps blocks sorted by time and stable for equal times. */
+	int at = w->block_count;
+	while (at > w->block_cursor && w->blocks[at - 1].t > t)
+		at--;
+	memmove(&w->blocks[at + 1], &w->blocks[at], sizeof(sim_velocity_block) * (size_t)(w->block_count - at));
+	w->blocks[at] = (sim_velocity_block){.t = t, .vertex = vertex};
+	glm_vec3_copy((float *)velocity, w->blocks[at].velocity);
+	w->block_count++;
+	return SIM_OK;
+}
+
+void sim_world_clear_velocity_blocks(sim_world *w)
+{
+	w->block_count = 0;
+	w->block_cursor = 0;
+	for (int i = 0; i < w->n; i++)
+		w->flags[i] &= (uint8_t)~SIM_VERTEX_PRESCRIBED;
+}
+
+int sim_world_attach(sim_world *w, const sim_attachment_def *def)
+{
+	if (def->vertex < 0 || def->vertex >= w->n || !(def->hertz > 0.0f) || !isfinite(def->hertz) ||
+	    !(def->max_force > 0.0f) || isnan(def->max_force))
+		return SIM_ERROR_INVALID;
+	int id = 0;
+	while (id < w->attachment_count && w->attachments[id].active)
+		id++;
+	if (id == w->attachment_count &&
+	    !grow((void **)&w->attachments, sizeof(sim_attachment), &w->attachment_capacity, id + 1))
+		return SIM_ERROR_OUT_OF_MEMORY;
+	if (id == w->attachment_count)
+		w->attachment_count++;
+	sim_attachment *a = &w->attachments[id];
+	memset(a, 0, sizeof *a);
+	a->active = true;
+	a->vertex = def->vertex;
+	a->hertz = def->hertz;
+	a->max_force = def->max_force;
+	glm_vec3_copy(w->x[def->vertex], a->target);
+	w->flags[def->vertex] |= SIM_VERTEX_ATTACHED;
+	return id;
+}
+
+static sim_attachment *attachment_at(const sim_world *w, int id)
+{
+	return id >= 0 && id < w->attachment_count && w->attachments[id].active ? &w->attachments[id] : NULL;
+}
+
+sim_result sim_world_attachment_set_target(sim_world *w, int id, const vec3 position, const vec3 velocity)
+{
+	sim_attachment *a = attachment_at(w, id);
+	if (!a || !finite3(position) || !finite3(velocity))
+		return SIM_ERROR_INVALID;
+	glm_vec3_copy((float *)position, a->target);
+	glm_vec3_copy((float *)velocity, a->target_velocity);
+	return SIM_OK;
+}
+
+sim_result sim_world_attachment_force(const sim_world *w, int id, vec3 out_force)
+{
+	sim_attachment *a = attachment_at(w, id);
+	if (!a)
+		return SIM_ERROR_INVALID;
+	glm_vec3_copy(a->force, out_force);
+	return SIM_OK;
+}
+
+sim_result sim_world_detach(sim_world *w, int id)
+{
+	sim_attachment *a = attachment_at(w, id);
+	if (!a)
+		return SIM_ERROR_INVALID;
+	a->active = false;
+	bool still = false;
+	for (int i = 0; i < w->attachment_count; i++)
+		still = still || (w->attachments[i].active && w->attachments[i].vertex == a->vertex);
+	if (!still)
+		w->flags[a->vertex] &= (uint8_t)~SIM_VERTEX_ATTACHED;
+	return SIM_OK;
+}
+
+/* The coupling is a critically damped spring between the vertex and its target, solved
+ * implicitly for the relative velocity so any stiffness is stable at any step:
+ *   u' = -w^2 e - 2 w u   =>   u1 = (u0 - h w^2 e0) / (1 + 2 w h + w^2 h^2).
+ * The vertex would otherwise move under the cloth's own forces; the coupling force is
+ * what it takes to reach the target velocity from there, capped at max_force, so a
+ * held corner is supported against gravity and a hard pull lets the vertex slip. */
+static void apply_attachment(sim_world *w, sim_attachment *a, float h)
+{
+	int i = a->vertex;
+	float omega = 2.0f * (float)GLM_PI * a->hertz;
+	vec3 e, u, u1, f_other, v_free, v_des, force;
+	glm_vec3_sub(w->x[i], a->target, e);
+	glm_vec3_sub(w->v[i], a->target_velocity, u);
+	float denom = 1.0f + 2.0f * omega * h + omega * omega * h * h;
+	for (int c = 0; c < 3; c++)
+		u1[c] = (u[c] - h * omega * omega * e[c]) / denom;
+	glm_vec3_add(a->target_velocity, u1, v_des);
+	sim_vertex_force(w, i, w->x, w->v, f_other);
+	float m = w->mass[i];
+	for (int c = 0; c < 3; c++) {
+		v_free[c] = w->v[i][c] + h * f_other[c] / m;
+		force[c] = m * (v_des[c] - v_free[c]) / h;
+	}
+	float mag = glm_vec3_norm(force);
+	if (mag > a->max_force)
+		glm_vec3_scale(force, a->max_force / mag, force);
+	glm_vec3_copy(force, a->force);
+	for (int c = 0; c < 3; c++)
+		w->vc[i][c] = v_free[c] + h * force[c] / m;
+}
+
+/* Applies velocity blocks due by time t and sets every vertex's inverse mass and
+ * constraint velocity for the coming integrator step. */
+static void apply_constraints(sim_world *w, double t, float h)
+{
+	/* Half a substep of slack so a block at t = k h lands on that step despite rounding. */
+	double due = t + 0.5 * (double)h;
+	while (w->block_cursor < w->block_count && w->blocks[w->block_cursor].t <= due) {
+		const sim_velocity_block *b = &w->blocks[w->block_cursor++];
+		if (isnan(b->velocity[0])) {
+			w->flags[b->vertex] &= (uint8_t)~SIM_VERTEX_PRESCRIBED;
+		} else {
+			w->flags[b->vertex] |= SIM_VERTEX_PRESCRIBED;
+			glm_vec3_copy((float *)b->velocity, w->presc_v[b->vertex]);
+		}
+	}
+	for (int i = 0; i < w->n; i++) {
+		uint8_t fl = w->flags[i];
+		if (!(fl & SIM_VERTEX_CONSTRAINED)) {
+			w->x[i][3] = w->inv_mass[i];
+			continue;
+		}
+		w->x[i][3] = 0.0f;
+		/* Priority: the user's grab, then the script, then the pin. */
+		if (fl & SIM_VERTEX_ATTACHED)
+			continue; /* set below */
+		if (fl & SIM_VERTEX_PRESCRIBED)
+			glm_vec4_copy(w->presc_v[i], w->vc[i]);
+		else
+			glm_vec4_zero(w->vc[i]);
+	}
+	for (int k = 0; k < w->attachment_count; k++)
+		if (w->attachments[k].active)
+			apply_attachment(w, &w->attachments[k], h);
+	for (int i = 0; i < w->n; i++) {
+		if (w->flags[i] & SIM_VERTEX_CONSTRAINED) {
+			glm_vec3_copy(w->vc[i], w->v[i]);
+			w->vc[i][3] = 0.0f;
+		}
+	}
+}
+
+/* ---- measurement and the safety net --------------------------------------------------------- */
+
+float sim_spring_strain(const sim_spring *s, const vec4 *x)
+{
+	float l = glm_vec3_distance((float *)x[s->a], (float *)x[s->b]);
+	return s->rest > 0.0f ? (l - s->rest) / s->rest : 0.0f;
+}
+
+void sim_world_measure(const sim_world *w, sim_stats *out)
+{
+	double kinetic = 0.0;
+	for (int i = 0; i < w->n; i++)
+		kinetic += 0.5 * (double)w->mass[i] * (double)glm_vec3_norm2(w->v[i]);
+	out->kinetic = kinetic;
+	out->potential = sim_potential_energy(w, w->x);
+	float max_strain = 0.0f;
+	double sum = 0.0;
+	int count = 0;
+	for (int s = 0; s < w->spring_count; s++) {
+		const sim_spring *sp = &w->springs[s];
+		if (sp->kind == SIM_SPRING_BEND)
+			continue;
+		float e = sim_spring_strain(sp, w->x);
+		if (e > max_strain)
+			max_strain = e;
+		sum += fabs((double)e);
+		count++;
+	}
+	out->max_strain = max_strain;
+	out->mean_strain = count ? (float)(sum / count) : 0.0f;
+}
+
+static void report(sim_world *w, int vertex, const char *reason, float value)
+{
+	int obj = w->owner[vertex];
+	w->blowup.object = obj;
+	w->blowup.vertex = vertex - w->objects[obj].first_vertex;
+	w->blowup.reason = reason;
+	w->blowup.value = value;
+}
+
+/* Returns true when the state is sane; otherwise fills w->blowup with the first bad vertex. */
+static bool check_state(sim_world *w)
+{
+	float speed2_max = w->def.blowup_speed * w->def.blowup_speed;
+	for (int i = 0; i < w->n; i++) {
+		if (!finite3(w->x[i])) {
+			report(w, i, "non-finite position", NAN);
+			return false;
+		}
+		if (!finite3(w->v[i])) {
+			report(w, i, "non-finite velocity", NAN);
+			return false;
+		}
+		float s2 = glm_vec3_norm2(w->v[i]);
+		if (s2 > speed2_max) {
+			report(w, i, "speed (m/s)", sqrtf(s2));
+			return false;
+		}
+	}
+	for (int s = 0; s < w->spring_count; s++) {
+		float e = sim_spring_strain(&w->springs[s], w->x);
+		if (e > w->def.blowup_strain) {
+			report(w, w->springs[s].a, "strain", e);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void save_state(sim_world *w)
+{
+	size_t bytes = sizeof(vec4) * (size_t)w->n;
+	memcpy(w->save_x, w->x, bytes);
+	memcpy(w->save_v, w->v, bytes);
+	memcpy(w->save_x_prev, w->x_prev, bytes);
+	memcpy(w->save_presc_v, w->presc_v, bytes);
+	memcpy(w->save_flags, w->flags, (size_t)w->n);
+}
+
+static void restore_state(sim_world *w)
+{
+	size_t bytes = sizeof(vec4) * (size_t)w->n;
+	memcpy(w->x, w->save_x, bytes);
+	memcpy(w->v, w->save_v, bytes);
+	memcpy(w->x_prev, w->save_x_prev, bytes);
+	memcpy(w->presc_v, w->save_presc_v, bytes);
+	memcpy(w->flags, w->save_flags, (size_t)w->n);
+}
+
+sim_result sim_world_step(sim_world *w, float dt)
+{
+	if (!(dt > 0.0f) || !isfinite(dt))
+		return SIM_ERROR_INVALID;
+	sim_update_incidence(w);
+	save_state(w);
+	double t0 = w->time;
+	int cursor0 = w->block_cursor;
+	bool history0 = w->history_valid;
+	float history_h0 = w->history_h;
+
+	int substeps = w->def.substeps;
+	float h = dt / (float)substeps;
+	sim_stats *st = &w->stats;
+	for (int k = 0; k < SIM_STAGE_COUNT; k++)
+		st->stage_us[k] = 0.0;
+	st->cg_iterations = 0;
+	st->cg_residual = 0.0f;
+	st->strain_iterations = 0;
+
+	for (int s = 0; s < substeps; s++) {
+		int64_t t_start = now_ns();
+		apply_constraints(w, t0 + (double)dt * s / substeps, h);
+		sim_integrator integ = w->def.integrator;
+		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
+			sim_reset_history(w, h);
+		if (integ == SIM_IMPLICIT)
+			sim_implicit_step(w, h, st);
+		else
+			sim_integrate(w, h);
+		int64_t t_solved = now_ns();
+		st->stage_us[SIM_STAGE_SOLVE] += (double)(t_solved - t_start) * 1e-3;
+		if (w->def.strain_limit) {
+			st->strain_iterations = sim_strain_limit(w, h);
+			st->stage_us[SIM_STAGE_STRAIN] += (double)(now_ns() - t_solved) * 1e-3;
+		}
+	}
+	int64_t t_check = now_ns();
+	bool ok = check_state(w);
+	if (!ok) {
+		restore_state(w);
+		w->block_cursor = cursor0;
+		w->history_valid = history0;
+		w->history_h = history_h0;
+		w->time = t0;
+		return SIM_ERROR_BLOWUP;
+	}
+	w->time = t0 + (double)dt;
+	w->steps++;
+	sim_world_measure(w, st);
+	st->stage_us[SIM_STAGE_CHECK] += (double)(now_ns() - t_check) * 1e-3;
+	return SIM_OK;
+}
+
+void sim_world_recover(sim_world *w, int object)
+{
+	const sim_object *o = object_at(w, object);
+	if (!o)
+		return;
+	for (int i = o->first_vertex; i < o->first_vertex + o->vertex_count; i++) {
+		glm_vec4_zero(w->v[i]);
+		glm_vec4_zero(w->kang_dv[i]);
+	}
+	w->history_valid = false;
+}
+
+uint64_t sim_world_state_hash(const sim_world *w)
+{
+	uint64_t h = 1469598103934665603ull;
+	const vec4 *arrays[2] = {w->x, w->v};
+	for (int a = 0; a < 2; a++) {
+		const unsigned char *p = (const unsigned char *)arrays[a];
+		for (size_t i = 0; i < sizeof(vec4) * (size_t)w->n; i++) {
+			h ^= p[i];
+			h *= 1099511628211ull;
+		}
+	}
+	return h;
+}
