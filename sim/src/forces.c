@@ -13,16 +13,186 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void spring_forces(const sim_world *w, const vec4 *restrict x, const vec4 *restrict v, vec4 *restrict f)
+/* The tiny bias keeps the square root and the division defined for coincident ends
+ * (the direction is then 0/1e-15 = 0) without a branch, which would stop the loop from
+ * being vectorised; it is far below an ulp of any real squared length. */
+#define LENGTH2_BIAS 1e-30f
+
+/* Forces of one run of springs a_i -> a_i + offset (i < count) with shared constants,
+ * on structure-of-arrays planes; out receives the force on a_i in three planes of
+ * count floats (b_i gets its negation). */
+SIM_VECTOR_CLONES
+static void row_forces(const float *restrict px, const float *restrict py, const float *restrict pz,
+                       const float *restrict vx, const float *restrict vy, const float *restrict vz, int offset,
+                       float *restrict out, int count, float k, float kd, float rest)
+{
+	float *restrict ox = out, *restrict oy = out + count, *restrict oz = out + 2 * count;
+	for (int i = 0; i < count; i++) {
+		float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
+		float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
+		float inv_l = 1.0f / l;
+		float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
+		float rel = (vx[i + offset] - vx[i]) * ux + (vy[i + offset] - vy[i]) * uy + (vz[i + offset] - vz[i]) * uz;
+		float mag = k * (l - rest) + kd * rel;
+		ox[i] = mag * ux;
+		oy[i] = mag * uy;
+		oz[i] = mag * uz;
+	}
+}
+
+/* The same for a family that joins different grid rows (dj >= 1): the a-run and the
+ * b-run never overlap, so the forces go straight into the force planes. */
+SIM_VECTOR_CLONES
+static void row_forces_between_rows(const float *restrict px, const float *restrict py, const float *restrict pz,
+                                    const float *restrict vx, const float *restrict vy, const float *restrict vz,
+                                    int offset, float *restrict fax, float *restrict fay, float *restrict faz,
+                                    float *restrict fbx, float *restrict fby, float *restrict fbz, int count, float k,
+                                    float kd, float rest)
+{
+	for (int i = 0; i < count; i++) {
+		float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
+		float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
+		float inv_l = 1.0f / l;
+		float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
+		float rel = (vx[i + offset] - vx[i]) * ux + (vy[i + offset] - vy[i]) * uy + (vz[i + offset] - vz[i]) * uz;
+		float mag = k * (l - rest) + kd * rel;
+		float fx = mag * ux, fy = mag * uy, fz = mag * uz;
+		fax[i] += fx;
+		fay[i] += fy;
+		faz[i] += fz;
+		fbx[i] -= fx;
+		fby[i] -= fy;
+		fbz[i] -= fz;
+	}
+}
+
+/* f[i] += add[i] and f[i + offset] -= add[i]: two passes, because for a horizontal
+ * family the second touches what the first wrote one lane later. */
+SIM_VECTOR_CLONES
+static void row_accumulate(float *restrict f, const float *restrict add, int offset, int count)
+{
+	for (int i = 0; i < count; i++)
+		f[i] += add[i];
+	float *restrict g = f + offset;
+	for (int i = 0; i < count; i++)
+		g[i] -= add[i];
+}
+
+/* Length deviations d = l - rest of one run: sums of d^2 and |d| and the largest d,
+ * accumulated in eight fixed lanes (so the vectorised and the scalar build add in the
+ * same order) and folded into doubles per run, which keeps the energy exact enough for
+ * conservation checks on large cloths. */
+#define MEASURE_LANES 8
+
+SIM_VECTOR_CLONES
+static void row_measure(const float *restrict px, const float *restrict py, const float *restrict pz, int offset,
+                        int count, float rest, double *sum_d2, double *sum_abs, float *max_d)
+{
+	float s2[MEASURE_LANES] = {0}, sa[MEASURE_LANES] = {0}, mx[MEASURE_LANES] = {0};
+	int i = 0;
+	for (; i + MEASURE_LANES <= count; i += MEASURE_LANES) {
+		for (int j = 0; j < MEASURE_LANES; j++) {
+			int q = i + j;
+			float dx = px[q + offset] - px[q], dy = py[q + offset] - py[q], dz = pz[q + offset] - pz[q];
+			float d = sqrtf(dx * dx + dy * dy + dz * dz) - rest;
+			s2[j] += d * d;
+			sa[j] += fabsf(d);
+			mx[j] = d > mx[j] ? d : mx[j];
+		}
+	}
+	for (int j = 0; i < count; i++, j++) {
+		float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
+		float d = sqrtf(dx * dx + dy * dy + dz * dz) - rest;
+		s2[j] += d * d;
+		sa[j] += fabsf(d);
+		mx[j] = d > mx[j] ? d : mx[j];
+	}
+	for (int j = 0; j < MEASURE_LANES; j++) {
+		*sum_d2 += s2[j];
+		*sum_abs += sa[j];
+		*max_d = mx[j] > *max_d ? mx[j] : *max_d;
+	}
+}
+
+/* vec4 -> three planes of n floats. */
+SIM_VECTOR_CLONES
+static void to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n)
+{
+	for (int i = 0; i < n; i++) {
+		px[i] = src[i][0];
+		py[i] = src[i][1];
+		pz[i] = src[i][2];
+	}
+}
+
+/* dst[i].xyz += planes[i]. */
+SIM_VECTOR_CLONES
+static void add_planes(vec4 *restrict dst, const float *restrict px, const float *restrict py,
+                       const float *restrict pz, int n)
+{
+	for (int i = 0; i < n; i++) {
+		dst[i][0] += px[i];
+		dst[i][1] += py[i];
+		dst[i][2] += pz[i];
+	}
+}
+
+/* The run of family fam in grid row j: first a-vertex (object-local) and length. */
+static int family_run(const sim_object *o, const sim_grid_family *fam, int j, int *a)
+{
+	int i0 = fam->di < 0 ? -fam->di : 0, i1 = o->grid_nx - (fam->di > 0 ? fam->di : 0);
+	*a = j * o->grid_nx + i0;
+	return i1 - i0;
+}
+
+static void grid_spring_forces(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, vec4 *f)
+{
+	int n = o->vertex_count, cap = w->capacity;
+	float *p = w->planes;
+	float *px = p, *py = p + cap, *pz = p + 2 * cap, *pvx = p + 3 * cap, *pvy = p + 4 * cap, *pvz = p + 5 * cap;
+	float *fx = p + 6 * cap, *fy = p + 7 * cap, *fz = p + 8 * cap;
+	to_planes(x + o->first_vertex, px, py, pz, n);
+	to_planes(v + o->first_vertex, pvx, pvy, pvz, n);
+	memset(fx, 0, sizeof(float) * (size_t)n);
+	memset(fy, 0, sizeof(float) * (size_t)n);
+	memset(fz, 0, sizeof(float) * (size_t)n);
+	/* Row by row, every family that starts in the row: the three grid rows involved stay
+	 * in the first-level cache instead of streaming the whole cloth once per family. */
+	for (int j = 0; j < o->grid_ny; j++) {
+		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+			const sim_grid_family *fam = &o->families[k];
+			if ((fam->k == 0.0f && fam->kd == 0.0f) || j + fam->dj >= o->grid_ny)
+				continue;
+			int offset = fam->dj * o->grid_nx + fam->di;
+			int a;
+			int count = family_run(o, fam, j, &a);
+			if (count <= 0)
+				continue;
+			if (fam->dj > 0) {
+				int b = a + offset;
+				row_forces_between_rows(px + a, py + a, pz + a, pvx + a, pvy + a, pvz + a, offset, fx + a, fy + a,
+				                        fz + a, fx + b, fy + b, fz + b, count, fam->k, fam->kd, fam->rest);
+				continue;
+			}
+			row_forces(px + a, py + a, pz + a, pvx + a, pvy + a, pvz + a, offset, w->row, count, fam->k, fam->kd,
+			           fam->rest);
+			row_accumulate(fx + a, w->row, offset, count);
+			row_accumulate(fy + a, w->row + count, offset, count);
+			row_accumulate(fz + a, w->row + 2 * count, offset, count);
+		}
+	}
+	add_planes(f + o->first_vertex, fx, fy, fz, n);
+}
+
+static void list_spring_forces(const sim_world *w, int first, int end, const vec4 *restrict x,
+                               const vec4 *restrict v, vec4 *restrict f)
 {
 	const sim_spring *sp = w->springs;
-	int ns = w->spring_count;
-	for (int s = 0; s < ns; s++) {
+	for (int s = first; s < end; s++) {
 		int a = sp[s].a, b = sp[s].b;
 		float dx = x[b][0] - x[a][0], dy = x[b][1] - x[a][1], dz = x[b][2] - x[a][2];
-		float l = sqrtf(dx * dx + dy * dy + dz * dz);
-		/* Coincident endpoints have no direction; such a spring exerts nothing this step. */
-		float inv_l = l > 1e-12f ? 1.0f / l : 0.0f;
+		float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
+		float inv_l = 1.0f / l;
 		float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
 		float rel = (v[b][0] - v[a][0]) * ux + (v[b][1] - v[a][1]) * uy + (v[b][2] - v[a][2]) * uz;
 		float mag = sp[s].k * (l - sp[s].rest) + sp[s].kd * rel;
@@ -32,18 +202,95 @@ static void spring_forces(const sim_world *w, const vec4 *restrict x, const vec4
 	}
 }
 
+static void spring_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
+{
+	for (int i = 0; i < w->object_count; i++) {
+		const sim_object *o = &w->objects[i];
+		if (o->grid_nx)
+			grid_spring_forces(w, o, x, v, f);
+		else
+			list_spring_forces(w, o->first_spring, o->first_spring + o->spring_count, x, v, f);
+	}
+}
+
+static void add_strain(float l, float rest, int kind, float k, double *energy, float *max_strain, double *sum,
+                       int *counted)
+{
+	double d = (double)l - rest;
+	*energy += 0.5 * (double)k * d * d;
+	if (kind == SIM_SPRING_BEND || rest <= 0.0f)
+		return;
+	float e = (l - rest) / rest;
+	*max_strain = e > *max_strain ? e : *max_strain;
+	*sum += fabs((double)e);
+	(*counted)++;
+}
+
+void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, float *max_strain, double *sum_strain,
+                         int *counted)
+{
+	for (int i = 0; i < w->object_count; i++) {
+		const sim_object *o = &w->objects[i];
+		if (!o->grid_nx) {
+			for (int s = o->first_spring; s < o->first_spring + o->spring_count; s++) {
+				const sim_spring *sp = &w->springs[s];
+				float l = glm_vec3_distance((float *)x[sp->a], (float *)x[sp->b]);
+				add_strain(l, sp->rest, sp->kind, sp->k, energy, max_strain, sum_strain, counted);
+			}
+			continue;
+		}
+		float *px = w->planes, *py = px + w->capacity, *pz = py + w->capacity;
+		to_planes(x + o->first_vertex, px, py, pz, o->vertex_count);
+		double d2[SIM_GRID_FAMILIES] = {0}, abs_sum[SIM_GRID_FAMILIES] = {0};
+		float max_d[SIM_GRID_FAMILIES] = {0};
+		int runs[SIM_GRID_FAMILIES] = {0};
+		for (int j = 0; j < o->grid_ny; j++) { /* row-major, as in the force kernel */
+			for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+				const sim_grid_family *fam = &o->families[k];
+				if (j + fam->dj >= o->grid_ny)
+					continue;
+				int a;
+				int count = family_run(o, fam, j, &a);
+				if (count <= 0)
+					continue;
+				row_measure(px + a, py + a, pz + a, fam->dj * o->grid_nx + fam->di, count, fam->rest, &d2[k],
+				            &abs_sum[k], &max_d[k]);
+				runs[k] += count;
+			}
+		}
+		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+			const sim_grid_family *fam = &o->families[k];
+			*energy += 0.5 * (double)fam->k * d2[k];
+			if (fam->kind == SIM_SPRING_BEND || fam->rest <= 0.0f)
+				continue;
+			float e = max_d[k] / fam->rest;
+			*max_strain = e > *max_strain ? e : *max_strain;
+			*sum_strain += abs_sum[k] / fam->rest;
+			*counted += runs[k];
+		}
+	}
+}
+
+/* Gravity, air damping and point forces for every vertex, all four lanes of each vec4
+ * (the w lanes of g, v and the point force are 0, so f.w stays 0). */
+SIM_VECTOR_CLONES
+static void body_kernel(const float *restrict mass, const vec4 *restrict v, const vec4 *restrict ext,
+                        vec4 *restrict f, int n, float gx, float gy, float gz, float c)
+{
+	const float g[4] = {gx, gy, gz, 0.0f};
+	for (int i = 0; i < n; i++) {
+		float m = mass[i];
+		for (int k = 0; k < 4; k++)
+			f[i][k] = m * g[k] - c * m * v[i][k] + ext[i][k];
+	}
+}
+
 static void body_forces(const sim_world *w, const vec4 *restrict x, const vec4 *restrict v, vec4 *restrict f,
                         bool anchors_and_air)
 {
 	const float *g = w->def.gravity;
-	float c = anchors_and_air ? w->def.air_damping : 0.0f;
-	for (int i = 0; i < w->n; i++) {
-		float m = w->mass[i];
-		for (int k = 0; k < 3; k++)
-			f[i][k] = m * g[k] - c * m * v[i][k] + w->ext_force[i][k];
-		f[i][3] = 0.0f;
-	}
-	if (!anchors_and_air)
+	body_kernel(w->mass, v, w->ext_force, f, w->n, g[0], g[1], g[2], anchors_and_air ? w->def.air_damping : 0.0f);
+	if (!anchors_and_air || !w->has_anchors)
 		return;
 	for (int i = 0; i < w->n; i++) {
 		float ka = w->rest[i][3], kd = w->anchor_kd[i];
@@ -187,27 +434,4 @@ void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 ou
 		for (int k = 0; k < 3; k++)
 			out[k] += sign * mag * d[k];
 	}
-}
-
-double sim_potential_energy(const sim_world *w, const vec4 *x)
-{
-	double e = 0.0;
-	const float *g = w->def.gravity;
-	for (int i = 0; i < w->n; i++) {
-		double gx = (double)g[0] * x[i][0] + (double)g[1] * x[i][1] + (double)g[2] * x[i][2];
-		e -= (double)w->mass[i] * gx;
-		float ka = w->rest[i][3];
-		if (ka != 0.0f) {
-			vec3 d;
-			glm_vec3_sub((float *)x[i], w->rest[i], d);
-			e += 0.5 * (double)ka * (double)glm_vec3_norm2(d);
-		}
-	}
-	for (int s = 0; s < w->spring_count; s++) {
-		const sim_spring *sp = &w->springs[s];
-		double l = glm_vec3_distance((float *)x[sp->a], (float *)x[sp->b]);
-		double d = l - sp->rest;
-		e += 0.5 * (double)sp->k * d * d;
-	}
-	return e;
 }

@@ -20,34 +20,46 @@ void sim_reset_history(sim_world *w, float h)
 	w->history_h = h;
 }
 
-/* x_{n+1} = x_n + h v_n, v_{n+1} = v_n + h a(x_n, v_n).  Amplifies an undamped
- * oscillator by sqrt(1 + (w h)^2) per step: unconditionally unstable without damping. */
-static void step_euler(sim_world *w, float h)
+/* The per-vertex updates run over all four lanes of each vec4: f.w and v.w are 0, so
+ * x.w (the inverse mass) and v.w do not change, and the loops vectorise. */
+SIM_VECTOR_CLONES
+static void euler_kernel(vec4 *restrict x, vec4 *restrict v, const vec4 *restrict f, int n, float h)
 {
-	vec4 *x = w->x, *v = w->v, *f = w->f;
-	sim_compute_forces(w, x, v, f);
-	for (int i = 0; i < w->n; i++) {
+	for (int i = 0; i < n; i++) {
 		float s = h * x[i][3];
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			x[i][k] += h * v[i][k];
 			v[i][k] += s * f[i][k];
 		}
 	}
 }
 
-/* v_{n+1} = v_n + h a(x_n, v_n), x_{n+1} = x_n + h v_{n+1}.  Symplectic: energy stays
- * bounded for h < 2 / w_max. */
-static void step_symplectic(sim_world *w, float h)
+SIM_VECTOR_CLONES
+static void symplectic_kernel(vec4 *restrict x, vec4 *restrict v, const vec4 *restrict f, int n, float h)
 {
-	vec4 *restrict x = w->x, *restrict v = w->v, *restrict f = w->f;
-	sim_compute_forces(w, x, v, f);
-	for (int i = 0; i < w->n; i++) {
+	for (int i = 0; i < n; i++) {
 		float s = h * x[i][3];
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			v[i][k] += s * f[i][k];
 			x[i][k] += h * v[i][k];
 		}
 	}
+}
+
+/* x_{n+1} = x_n + h v_n, v_{n+1} = v_n + h a(x_n, v_n).  Amplifies an undamped
+ * oscillator by sqrt(1 + (w h)^2) per step: unconditionally unstable without damping. */
+static void step_euler(sim_world *w, float h)
+{
+	sim_compute_forces(w, w->x, w->v, w->f);
+	euler_kernel(w->x, w->v, w->f, w->n, h);
+}
+
+/* v_{n+1} = v_n + h a(x_n, v_n), x_{n+1} = x_n + h v_{n+1}.  Symplectic: energy stays
+ * bounded for h < 2 / w_max. */
+static void step_symplectic(sim_world *w, float h)
+{
+	sim_compute_forces(w, w->x, w->v, w->f);
+	symplectic_kernel(w->x, w->v, w->f, w->n, h);
 }
 
 /* Explicit midpoint (RK2): derivatives at the half step predicted by Euler. */

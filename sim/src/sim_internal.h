@@ -9,6 +9,17 @@
 
 #define SIM_NAME_MAX 64
 
+/* GCC on x86-64 builds each hot kernel marked SIM_VECTOR_CLONES three times (AVX-512,
+ * AVX2, baseline) and picks one at load time.  All perform the same IEEE operations per
+ * element in the same order (no contraction: -ffp-contract=off; sqrt and division are
+ * correctly rounded everywhere), so the results are bit-identical whichever runs.
+ * Sanitizer builds use the plain function. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define SIM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define SIM_VECTOR_CLONES
+#endif
+
 /* Per-vertex constraint flags.  Any of them makes the vertex kinematic for the step:
  * inverse mass 0 and a velocity fixed by the constraint. */
 enum {
@@ -26,6 +37,17 @@ typedef struct sim_spring {
 	int kind;     /* sim_spring_kind */
 } sim_spring;
 
+/* A grid object's springs come in six families, each a constant index offset
+ * (di, dj) with one stiffness, damping and rest length: the force kernel walks them as
+ * contiguous runs that the compiler vectorises, instead of scattering spring by spring. */
+#define SIM_GRID_FAMILIES 6
+
+typedef struct sim_grid_family {
+	int di, dj;
+	int kind;
+	float k, kd, rest;
+} sim_grid_family;
+
 typedef struct sim_object {
 	char name[SIM_NAME_MAX];
 	int first_vertex, vertex_count;
@@ -33,6 +55,8 @@ typedef struct sim_object {
 	int first_spring, spring_count;
 	int springs_of_kind[SIM_SPRING_KIND_COUNT];
 	sim_material material;
+	int grid_nx, grid_ny; /* 0 for a mesh */
+	sim_grid_family families[SIM_GRID_FAMILIES];
 } sim_object;
 
 typedef struct sim_velocity_block {
@@ -69,6 +93,10 @@ struct sim_world {
 	float *anchor_kd; /* damping of the anchor spring, N s/m */
 	uint8_t *flags;   /* SIM_VERTEX_* */
 	int *owner;       /* object index of each vertex */
+	bool has_anchors;    /* some vertex has an anchor spring or anchor damping */
+	bool constraints_dirty; /* flags changed: rebuild the constrained list and x.w */
+	int constrained_count;
+	int *constrained;    /* indices of vertices with SIM_VERTEX_CONSTRAINED flags */
 	bool history_valid; /* x_prev matches the current state and history_h */
 	float history_h;
 
@@ -91,6 +119,12 @@ struct sim_world {
 
 	/* integrator scratch, sized to capacity */
 	vec4 *f;              /* force accumulator */
+	/* Grid kernel scratch: the kernel runs on structure-of-arrays copies (x, y, z, vx, vy,
+	 * vz, fx, fy, fz; 9 planes of `capacity` floats), which it vectorises about five
+	 * times better than the interleaved vec4 layout, plus one row of forces or lengths. */
+	float *planes;
+	float *row;           /* 3 * row_capacity floats */
+	int row_capacity;
 	vec4 *tmp_x, *tmp_v;  /* stage states for midpoint and RK4 */
 	vec4 *acc_x, *acc_v;  /* RK4 accumulators */
 	vec4 *kang_dv;        /* Kang: the last step's velocity change */
@@ -103,8 +137,8 @@ struct sim_world {
 	int *inc_start;   /* n + 1 */
 	int *inc_spring;  /* 2 * spring_count */
 
-	/* rollback state */
-	vec4 *save_x, *save_v, *save_x_prev, *save_presc_v;
+	/* rollback state: x and v always; constraint state only while blocks are pending */
+	vec4 *save_x, *save_v, *save_presc_v;
 	uint8_t *save_flags;
 
 	double time;
@@ -127,8 +161,6 @@ void sim_add_wind_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 
 void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 out);
 /* Builds the vertex -> spring incidence table if springs changed. */
 void sim_update_incidence(sim_world *w);
-/* Gravity, spring and anchor potential energy of state x. */
-double sim_potential_energy(const sim_world *w, const vec4 *x);
 
 /* ---- integrate.c ---- */
 
@@ -157,5 +189,10 @@ int sim_strain_limit(sim_world *w, float h);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);
+
+/* Spring potential energy, maximum strain and sum of |strain| over the structural and
+ * shear springs (count in *counted), for every object; grids through the row kernel. */
+void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, float *max_strain, double *sum_strain,
+                         int *counted);
 
 #endif

@@ -138,7 +138,7 @@ static bool reserve_vertices(sim_world *w, int needed)
 		cap *= 2;
 	vec4 **v4[] = {&w->x, &w->v, &w->x_prev, &w->rest, &w->ext_force, &w->vc, &w->presc_v, &w->f,
 	               &w->tmp_x, &w->tmp_v, &w->acc_x, &w->acc_v, &w->kang_dv, &w->save_x, &w->save_v,
-	               &w->save_x_prev, &w->save_presc_v};
+	               &w->save_presc_v};
 	for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
 		void *q = realloc(*v4[i], sizeof(vec4) * (size_t)cap);
 		if (!q)
@@ -152,7 +152,11 @@ static bool reserve_vertices(sim_world *w, int needed)
 			return false;
 		*f1[i] = q;
 	}
-	void *q = realloc(w->flags, (size_t)cap);
+	void *q = realloc(w->planes, sizeof(float) * 9 * (size_t)cap);
+	if (!q)
+		return false;
+	w->planes = q;
+	q = realloc(w->flags, (size_t)cap);
 	if (!q)
 		return false;
 	w->flags = q;
@@ -164,6 +168,10 @@ static bool reserve_vertices(sim_world *w, int needed)
 	if (!q)
 		return false;
 	w->owner = q;
+	q = realloc(w->constrained, sizeof(int) * (size_t)cap);
+	if (!q)
+		return false;
+	w->constrained = q;
 	w->capacity = cap;
 	return true;
 }
@@ -194,9 +202,9 @@ void sim_world_destroy(sim_world **world)
 		return;
 	sim_world *w = *world;
 	void *arrays[] = {w->x, w->v, w->x_prev, w->rest, w->ext_force, w->vc, w->presc_v, w->f, w->tmp_x,
-	                  w->tmp_v, w->acc_x, w->acc_v, w->kang_dv, w->save_x, w->save_v, w->save_x_prev,
-	                  w->save_presc_v, w->mass, w->inv_mass, w->anchor_kd, w->kang_k, w->kang_kd, w->flags,
-	                  w->save_flags, w->owner, w->springs, w->triangles, w->local_triangles, w->objects,
+	                  w->tmp_v, w->acc_x, w->acc_v, w->kang_dv, w->save_x, w->save_v, w->planes,
+	                  w->row, w->save_presc_v, w->mass, w->inv_mass, w->anchor_kd, w->kang_k, w->kang_kd, w->flags,
+	                  w->save_flags, w->owner, w->constrained, w->springs, w->triangles, w->local_triangles, w->objects,
 	                  w->blocks, w->attachments, w->inc_start, w->inc_spring};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
@@ -249,6 +257,8 @@ static int begin_object(sim_world *w, const char *name, int vertex_count, const 
 	o->first_triangle = w->triangle_count;
 	o->first_spring = w->spring_count;
 	o->material = *m;
+	if (m->anchor_stiffness > 0.0f || m->anchor_damping > 0.0f)
+		w->has_anchors = true;
 	for (int i = w->n; i < w->n + vertex_count; i++) {
 		glm_vec4_zero(w->x[i]);
 		glm_vec4_zero(w->v[i]);
@@ -339,11 +349,11 @@ static void finish_object(sim_world *w, bool uniform)
 		w->x[i][3] = w->inv_mass[i];
 		glm_vec3_copy(w->x[i], w->rest[i]);
 		w->rest[i][3] = m->anchor_stiffness;
-		glm_vec4_copy(w->x[i], w->x_prev[i]);
 	}
 	w->n += count;
 	w->object_count++;
 	w->incidence_valid = false;
+	w->constraints_dirty = true;
 	w->history_valid = false;
 }
 
@@ -380,6 +390,34 @@ int sim_world_add_grid(sim_world *w, const sim_grid_def *def)
 				p[c] = def->origin[c] + u * def->axis_u[c] + v * def->axis_v[c];
 		}
 	}
+	if (nx > w->row_capacity) {
+		void *row = realloc(w->row, sizeof(float) * 3 * (size_t)nx);
+		if (!row)
+			return SIM_ERROR_OUT_OF_MEMORY;
+		w->row = row;
+		w->row_capacity = nx;
+	}
+	/* Every spring of a family has exactly the family's rest length, so the row kernel
+	 * and the spring list (strain limiting, implicit solver) agree to the bit. */
+	sim_object *o = &w->objects[obj];
+	float lx = def->size_x / (float)(nx - 1), ly = def->size_y / (float)(ny - 1);
+	const sim_material *m = &def->material;
+	const struct {
+		int di, dj, kind;
+		float rest;
+	} fam[SIM_GRID_FAMILIES] = {
+		{1, 0, SIM_SPRING_STRUCTURAL, lx},
+		{0, 1, SIM_SPRING_STRUCTURAL, ly},
+		{1, 1, SIM_SPRING_SHEAR, sqrtf(lx * lx + ly * ly)},
+		{-1, 1, SIM_SPRING_SHEAR, sqrtf(lx * lx + ly * ly)},
+		{2, 0, SIM_SPRING_BEND, 2.0f * lx},
+		{0, 2, SIM_SPRING_BEND, 2.0f * ly},
+	};
+	o->grid_nx = nx;
+	o->grid_ny = ny;
+	for (int k = 0; k < SIM_GRID_FAMILIES; k++)
+		o->families[k] = (sim_grid_family){fam[k].di, fam[k].dj, fam[k].kind, m->stiffness[fam[k].kind],
+		                                   m->damping[fam[k].kind], fam[k].rest};
 #define ID(i, j) (first + (j) * nx + (i))
 	bool ok = true;
 	/* Springs in row order keep the force loop's memory access nearly sequential. */
@@ -400,6 +438,13 @@ int sim_world_add_grid(sim_world *w, const sim_grid_def *def)
 		}
 	}
 #undef ID
+	for (int s = o->first_spring; s < w->spring_count; s++) {
+		sim_spring *sp = &w->springs[s];
+		int di = (sp->b - first) % nx - (sp->a - first) % nx, dj = (sp->b - first) / nx - (sp->a - first) / nx;
+		for (int k = 0; k < SIM_GRID_FAMILIES; k++)
+			if (o->families[k].di == di && o->families[k].dj == dj)
+				sp->rest = o->families[k].rest;
+	}
 	/* Alternate the quad diagonal so the triangulation has no preferred direction. */
 	for (int j = 0; j + 1 < ny && ok; j++) {
 		for (int i = 0; i + 1 < nx && ok; i++) {
@@ -623,6 +668,7 @@ sim_result sim_world_pin(sim_world *w, int vertex, bool pinned)
 		w->flags[vertex] |= SIM_VERTEX_PINNED;
 	else
 		w->flags[vertex] &= (uint8_t)~SIM_VERTEX_PINNED;
+	w->constraints_dirty = true;
 	return SIM_OK;
 }
 
@@ -657,6 +703,7 @@ void sim_world_clear_velocity_blocks(sim_world *w)
 	w->block_cursor = 0;
 	for (int i = 0; i < w->n; i++)
 		w->flags[i] &= (uint8_t)~SIM_VERTEX_PRESCRIBED;
+	w->constraints_dirty = true;
 }
 
 int sim_world_attach(sim_world *w, const sim_attachment_def *def)
@@ -680,6 +727,7 @@ int sim_world_attach(sim_world *w, const sim_attachment_def *def)
 	a->max_force = def->max_force;
 	glm_vec3_copy(w->x[def->vertex], a->target);
 	w->flags[def->vertex] |= SIM_VERTEX_ATTACHED;
+	w->constraints_dirty = true;
 	return id;
 }
 
@@ -718,6 +766,7 @@ sim_result sim_world_detach(sim_world *w, int id)
 		still = still || (w->attachments[i].active && w->attachments[i].vertex == a->vertex);
 	if (!still)
 		w->flags[a->vertex] &= (uint8_t)~SIM_VERTEX_ATTACHED;
+	w->constraints_dirty = true;
 	return SIM_OK;
 }
 
@@ -766,14 +815,25 @@ static void apply_constraints(sim_world *w, double t, float h)
 			w->flags[b->vertex] |= SIM_VERTEX_PRESCRIBED;
 			glm_vec3_copy((float *)b->velocity, w->presc_v[b->vertex]);
 		}
+		w->constraints_dirty = true;
 	}
-	for (int i = 0; i < w->n; i++) {
-		uint8_t fl = w->flags[i];
-		if (!(fl & SIM_VERTEX_CONSTRAINED)) {
-			w->x[i][3] = w->inv_mass[i];
-			continue;
+	/* Constraints change rarely: the list of constrained vertices and every inverse
+	 * mass are rebuilt only then, so a step costs O(constrained vertices) here. */
+	if (w->constraints_dirty) {
+		w->constrained_count = 0;
+		for (int i = 0; i < w->n; i++) {
+			if (w->flags[i] & SIM_VERTEX_CONSTRAINED) {
+				w->x[i][3] = 0.0f;
+				w->constrained[w->constrained_count++] = i;
+			} else {
+				w->x[i][3] = w->inv_mass[i];
+			}
 		}
-		w->x[i][3] = 0.0f;
+		w->constraints_dirty = false;
+	}
+	for (int c = 0; c < w->constrained_count; c++) {
+		int i = w->constrained[c];
+		uint8_t fl = w->flags[i];
 		/* Priority: the user's grab, then the script, then the pin. */
 		if (fl & SIM_VERTEX_ATTACHED)
 			continue; /* set below */
@@ -785,11 +845,10 @@ static void apply_constraints(sim_world *w, double t, float h)
 	for (int k = 0; k < w->attachment_count; k++)
 		if (w->attachments[k].active)
 			apply_attachment(w, &w->attachments[k], h);
-	for (int i = 0; i < w->n; i++) {
-		if (w->flags[i] & SIM_VERTEX_CONSTRAINED) {
-			glm_vec3_copy(w->vc[i], w->v[i]);
-			w->vc[i][3] = 0.0f;
-		}
+	for (int c = 0; c < w->constrained_count; c++) {
+		int i = w->constrained[c];
+		glm_vec3_copy(w->vc[i], w->v[i]);
+		w->vc[i][3] = 0.0f;
 	}
 }
 
@@ -801,29 +860,91 @@ float sim_spring_strain(const sim_spring *s, const vec4 *x)
 	return s->rest > 0.0f ? (l - s->rest) / s->rest : 0.0f;
 }
 
-void sim_world_measure(const sim_world *w, sim_stats *out)
+/* Per-vertex sums over one block of at most MEASURE_BLOCK vertices, in eight fixed
+ * lanes (the vectorised and scalar builds add in the same order): m v^2, m g.x, a
+ * finiteness probe (any NaN or infinity makes it non-finite) and the largest v^2. */
+#define MEASURE_BLOCK 256
+#define LANES 8
+
+typedef struct vertex_sums {
+	double mv2, mgx;
+	bool finite;
+	float top_v2;
+} vertex_sums;
+
+SIM_VECTOR_CLONES
+static void measure_block(const vec4 *restrict x, const vec4 *restrict v, const float *restrict mass, int n,
+                          float gx, float gy, float gz, float out[4][LANES])
 {
-	double kinetic = 0.0;
-	for (int i = 0; i < w->n; i++)
-		kinetic += 0.5 * (double)w->mass[i] * (double)glm_vec3_norm2(w->v[i]);
-	out->kinetic = kinetic;
-	out->potential = sim_potential_energy(w, w->x);
-	float max_strain = 0.0f;
-	double sum = 0.0;
-	int count = 0;
-	for (int s = 0; s < w->spring_count; s++) {
-		const sim_spring *sp = &w->springs[s];
-		if (sp->kind == SIM_SPRING_BEND)
-			continue;
-		float e = sim_spring_strain(sp, w->x);
-		if (e > max_strain)
-			max_strain = e;
-		sum += fabs((double)e);
-		count++;
+	float mv2[LANES] = {0}, mgx[LANES] = {0}, probe[LANES] = {0}, top[LANES] = {0};
+	int i = 0;
+	for (; i + LANES <= n; i += LANES) {
+		for (int j = 0; j < LANES; j++) {
+			int q = i + j;
+			float v2 = v[q][0] * v[q][0] + v[q][1] * v[q][1] + v[q][2] * v[q][2];
+			mv2[j] += mass[q] * v2;
+			mgx[j] += mass[q] * (gx * x[q][0] + gy * x[q][1] + gz * x[q][2]);
+			probe[j] += x[q][0] + x[q][1] + x[q][2] + v2;
+			top[j] = v2 > top[j] ? v2 : top[j];
+		}
 	}
-	out->max_strain = max_strain;
-	out->mean_strain = count ? (float)(sum / count) : 0.0f;
+	for (int j = 0; i < n; i++, j++) {
+		float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
+		mv2[j] += mass[i] * v2;
+		mgx[j] += mass[i] * (gx * x[i][0] + gy * x[i][1] + gz * x[i][2]);
+		probe[j] += x[i][0] + x[i][1] + x[i][2] + v2;
+		top[j] = v2 > top[j] ? v2 : top[j];
+	}
+	for (int j = 0; j < LANES; j++) {
+		out[0][j] = mv2[j];
+		out[1][j] = mgx[j];
+		out[2][j] = probe[j];
+		out[3][j] = top[j];
+	}
 }
+
+static vertex_sums measure_vertices(const sim_world *w)
+{
+	vertex_sums s = {0.0, 0.0, true, 0.0f};
+	const float *g = w->def.gravity;
+	for (int first = 0; first < w->n; first += MEASURE_BLOCK) {
+		int n = w->n - first < MEASURE_BLOCK ? w->n - first : MEASURE_BLOCK;
+		float out[4][LANES];
+		measure_block(w->x + first, w->v + first, w->mass + first, n, g[0], g[1], g[2], out);
+		for (int j = 0; j < LANES; j++) {
+			s.mv2 += out[0][j];
+			s.mgx += out[1][j];
+			s.finite = s.finite && isfinite(out[2][j]);
+			s.top_v2 = out[3][j] > s.top_v2 ? out[3][j] : s.top_v2;
+		}
+	}
+	return s;
+}
+
+static void measure(const sim_world *w, sim_stats *out, vertex_sums *sums)
+{
+	vertex_sums vs = measure_vertices(w);
+	double anchors = 0.0;
+	if (w->has_anchors) {
+		for (int i = 0; i < w->n; i++) {
+			float ka = w->rest[i][3];
+			double dx = w->x[i][0] - w->rest[i][0], dy = w->x[i][1] - w->rest[i][1], dz = w->x[i][2] - w->rest[i][2];
+			anchors += 0.5 * ka * (dx * dx + dy * dy + dz * dz);
+		}
+	}
+	double springs = 0.0, sum_strain = 0.0;
+	float max_strain = 0.0f;
+	int counted = 0;
+	sim_measure_springs(w, w->x, &springs, &max_strain, &sum_strain, &counted);
+	out->kinetic = 0.5 * vs.mv2;
+	out->potential = -vs.mgx + anchors + springs;
+	out->max_strain = max_strain;
+	out->mean_strain = counted ? (float)(sum_strain / counted) : 0.0f;
+	if (sums)
+		*sums = vs;
+}
+
+void sim_world_measure(const sim_world *w, sim_stats *out) { measure(w, out, NULL); }
 
 static void report(sim_world *w, int vertex, const char *reason, float value)
 {
@@ -834,53 +955,67 @@ static void report(sim_world *w, int vertex, const char *reason, float value)
 	w->blowup.value = value;
 }
 
-/* Returns true when the state is sane; otherwise fills w->blowup with the first bad vertex. */
-static bool check_state(sim_world *w)
+/* Returns true when the state is sane; otherwise fills w->blowup with the first bad
+ * vertex.  The measurement's probes make the common case free; the vertex is searched
+ * for only when something is wrong. */
+static bool check_state(sim_world *w, const vertex_sums *sums)
 {
 	float speed2_max = w->def.blowup_speed * w->def.blowup_speed;
-	for (int i = 0; i < w->n; i++) {
-		if (!finite3(w->x[i])) {
-			report(w, i, "non-finite position", NAN);
-			return false;
+	if (!sums->finite || sums->top_v2 > speed2_max) {
+		for (int i = 0; i < w->n; i++) {
+			if (!finite3(w->x[i])) {
+				report(w, i, "non-finite position", NAN);
+				return false;
+			}
+			if (!finite3(w->v[i])) {
+				report(w, i, "non-finite velocity", NAN);
+				return false;
+			}
+			float s2 = glm_vec3_norm2(w->v[i]);
+			if (s2 > speed2_max) {
+				report(w, i, "speed (m/s)", sqrtf(s2));
+				return false;
+			}
 		}
-		if (!finite3(w->v[i])) {
-			report(w, i, "non-finite velocity", NAN);
-			return false;
-		}
-		float s2 = glm_vec3_norm2(w->v[i]);
-		if (s2 > speed2_max) {
-			report(w, i, "speed (m/s)", sqrtf(s2));
-			return false;
-		}
+		/* the probe overflowed on finite values: go on to the strain check */
 	}
-	for (int s = 0; s < w->spring_count; s++) {
-		float e = sim_spring_strain(&w->springs[s], w->x);
-		if (e > w->def.blowup_strain) {
-			report(w, w->springs[s].a, "strain", e);
-			return false;
+	if (!(w->stats.max_strain <= w->def.blowup_strain)) {
+		for (int s = 0; s < w->spring_count; s++) {
+			float e = sim_spring_strain(&w->springs[s], w->x);
+			if (!(e <= w->def.blowup_strain)) {
+				report(w, w->springs[s].a, "strain", e);
+				return false;
+			}
 		}
 	}
 	return true;
 }
 
-static void save_state(sim_world *w)
+/* Rollback keeps x and v; the Verlet/MRA history and Kang's prediction are rebuilt
+ * from them afterwards, and the constraint state is saved only while velocity blocks
+ * are pending (nothing else changes it inside a step). */
+static void save_state(sim_world *w, bool constraints)
 {
 	size_t bytes = sizeof(vec4) * (size_t)w->n;
 	memcpy(w->save_x, w->x, bytes);
 	memcpy(w->save_v, w->v, bytes);
-	memcpy(w->save_x_prev, w->x_prev, bytes);
-	memcpy(w->save_presc_v, w->presc_v, bytes);
-	memcpy(w->save_flags, w->flags, (size_t)w->n);
+	if (constraints) {
+		memcpy(w->save_presc_v, w->presc_v, bytes);
+		memcpy(w->save_flags, w->flags, (size_t)w->n);
+	}
 }
 
-static void restore_state(sim_world *w)
+static void restore_state(sim_world *w, bool constraints)
 {
 	size_t bytes = sizeof(vec4) * (size_t)w->n;
 	memcpy(w->x, w->save_x, bytes);
 	memcpy(w->v, w->save_v, bytes);
-	memcpy(w->x_prev, w->save_x_prev, bytes);
-	memcpy(w->presc_v, w->save_presc_v, bytes);
-	memcpy(w->flags, w->save_flags, (size_t)w->n);
+	if (constraints) {
+		memcpy(w->presc_v, w->save_presc_v, bytes);
+		memcpy(w->flags, w->save_flags, (size_t)w->n);
+		w->constraints_dirty = true;
+	}
+	w->history_valid = false;
 }
 
 sim_result sim_world_step(sim_world *w, float dt)
@@ -888,11 +1023,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 	if (!(dt > 0.0f) || !isfinite(dt))
 		return SIM_ERROR_INVALID;
 	sim_update_incidence(w);
-	save_state(w);
+	bool blocks_pending = w->block_cursor < w->block_count;
+	save_state(w, blocks_pending);
 	double t0 = w->time;
 	int cursor0 = w->block_cursor;
-	bool history0 = w->history_valid;
-	float history_h0 = w->history_h;
 
 	int substeps = w->def.substeps;
 	float h = dt / (float)substeps;
@@ -921,18 +1055,18 @@ sim_result sim_world_step(sim_world *w, float dt)
 		}
 	}
 	int64_t t_check = now_ns();
-	bool ok = check_state(w);
+	vertex_sums sums;
+	measure(w, st, &sums);
+	bool ok = check_state(w, &sums);
 	if (!ok) {
-		restore_state(w);
+		restore_state(w, blocks_pending);
 		w->block_cursor = cursor0;
-		w->history_valid = history0;
-		w->history_h = history_h0;
 		w->time = t0;
+		sim_world_measure(w, st);
 		return SIM_ERROR_BLOWUP;
 	}
 	w->time = t0 + (double)dt;
 	w->steps++;
-	sim_world_measure(w, st);
 	st->stage_us[SIM_STAGE_CHECK] += (double)(now_ns() - t_check) * 1e-3;
 	return SIM_OK;
 }
