@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Exit codes, documented in `tela --help` and docs/tools.md. */
+/* Exit codes, documented in `tela --help` and docs/architecture.md. */
 enum {
 	EXIT_TELA_OK = 0,
 	EXIT_TELA_BLOWUP = 1,   /* the simulation diverged (or a check failed) */

@@ -45,7 +45,7 @@ void cli_print_help(void)
 	    "  1  the simulation blew up (the message names the object, vertex and reason; the\n"
 	    "     world was rolled back to its last good state)\n"
 	    "  2  bad command line (unknown option, scene or integrator, bad number)\n"
-	    "  3  a file could not be written\n");
+	    "  3  a file could not be written, or a scene could not be built (out of memory)\n");
 }
 
 static int cmd_scenes(int argc, char **argv)

@@ -435,3 +435,10 @@ void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 ou
 			out[k] += sign * mag * d[k];
 	}
 }
+
+void sim_forces_timed(sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
+{
+	int64_t t0 = sim_now_ns();
+	sim_compute_forces(w, x, v, f);
+	w->stats.stage_us[SIM_STAGE_FORCES] += (double)(sim_now_ns() - t0) * 1e-3;
+}

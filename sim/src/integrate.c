@@ -1,9 +1,10 @@
 /* The explicit, multistep and approximate-implicit integrators.
  *
  * Every scheme sees the same system: x.w holds the inverse mass (0 for a kinematic
- * vertex), so a = f * x.w and a kinematic vertex keeps the constraint velocity that
- * apply_constraints() stored in v for the whole step.  The implicit Euler solver lives
- * in implicit.c. */
+ * vertex), so a = f * x.w and a kinematic vertex moves with the constraint velocity
+ * that apply_constraints() stored in v (the position-form schemes report it back as a
+ * difference of positions, equal up to rounding).  The implicit Euler solver lives in
+ * implicit.c. */
 #include "sim_internal.h"
 
 #include <math.h>
@@ -50,7 +51,7 @@ static void symplectic_kernel(vec4 *restrict x, vec4 *restrict v, const vec4 *re
  * oscillator by sqrt(1 + (w h)^2) per step: unconditionally unstable without damping. */
 static void step_euler(sim_world *w, float h)
 {
-	sim_compute_forces(w, w->x, w->v, w->f);
+	sim_forces_timed(w, w->x, w->v, w->f);
 	euler_kernel(w->x, w->v, w->f, w->n, h);
 }
 
@@ -58,7 +59,7 @@ static void step_euler(sim_world *w, float h)
  * bounded for h < 2 / w_max. */
 static void step_symplectic(sim_world *w, float h)
 {
-	sim_compute_forces(w, w->x, w->v, w->f);
+	sim_forces_timed(w, w->x, w->v, w->f);
 	symplectic_kernel(w->x, w->v, w->f, w->n, h);
 }
 
@@ -67,7 +68,7 @@ static void step_midpoint(sim_world *w, float h)
 {
 	vec4 *x = w->x, *v = w->v, *f = w->f, *xm = w->tmp_x, *vm = w->tmp_v;
 	float hh = 0.5f * h;
-	sim_compute_forces(w, x, v, f);
+	sim_forces_timed(w, x, v, f);
 	for (int i = 0; i < w->n; i++) {
 		float s = hh * x[i][3];
 		for (int k = 0; k < 3; k++) {
@@ -77,7 +78,7 @@ static void step_midpoint(sim_world *w, float h)
 		xm[i][3] = x[i][3];
 		vm[i][3] = 0.0f;
 	}
-	sim_compute_forces(w, xm, vm, f);
+	sim_forces_timed(w, xm, vm, f);
 	for (int i = 0; i < w->n; i++) {
 		float s = h * x[i][3];
 		for (int k = 0; k < 3; k++) {
@@ -92,7 +93,7 @@ static void step_midpoint(sim_world *w, float h)
 static void rk4_stage(sim_world *w, const vec4 *xs, const vec4 *vs, float weight, float next, float h)
 {
 	vec4 *x = w->x, *v = w->v, *f = w->f;
-	sim_compute_forces(w, xs, vs, f);
+	sim_forces_timed(w, xs, vs, f);
 	for (int i = 0; i < w->n; i++) {
 		float inv_m = x[i][3];
 		for (int k = 0; k < 3; k++) {
@@ -135,7 +136,7 @@ static void step_verlet(sim_world *w, float h)
 	vec4 *x = w->x, *v = w->v, *xp = w->x_prev, *f = w->f;
 	float d = w->def.verlet_drag ? 0.99f : 1.0f;
 	float h2 = h * h;
-	sim_compute_forces(w, x, v, f);
+	sim_forces_timed(w, x, v, f);
 	for (int i = 0; i < w->n; i++) {
 		float inv_m = x[i][3];
 		for (int k = 0; k < 3; k++) {
@@ -160,8 +161,8 @@ static void step_verlet(sim_world *w, float h)
 static void step_kang(sim_world *w, float h)
 {
 	vec4 *x = w->x, *v = w->v, *f = w->f, *g = w->tmp_v, *acc = w->acc_v, *dv = w->kang_dv;
-	sim_compute_forces(w, x, v, f);
-	if (!w->history_valid) {
+	sim_forces_timed(w, x, v, f);
+	if (!w->history_valid || w->history_h != h) {
 		for (int i = 0; i < w->n; i++)
 			glm_vec3_scale(f[i], h * x[i][3], dv[i]);
 		w->history_valid = true;
@@ -209,7 +210,9 @@ static void step_mra(sim_world *w, float h)
 {
 	vec4 *x = w->x, *v = w->v, *xp = w->x_prev, *f = w->f;
 	float h2 = h * h, c = w->def.air_damping;
+	int64_t t0 = sim_now_ns();
 	sim_compute_forces_no_anchor(w, x, v, f);
+	w->stats.stage_us[SIM_STAGE_FORCES] += (double)(sim_now_ns() - t0) * 1e-3;
 	for (int i = 0; i < w->n; i++) {
 		float m = w->mass[i];
 		float b = w->anchor_kd[i] + c * m, ka = w->rest[i][3];

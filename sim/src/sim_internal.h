@@ -147,6 +147,9 @@ struct sim_world {
 	sim_blowup blowup;
 };
 
+/* The clock installed with sim_set_clock, or 0 without one. */
+int64_t sim_now_ns(void);
+
 /* ---- forces.c ---- */
 
 /* Total force on every particle for state (x, v): gravity, air damping, springs with
@@ -155,9 +158,13 @@ void sim_compute_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *
 /* The same without anchor springs and air damping, which the MRA scheme treats in
  * closed form. */
 void sim_compute_forces_no_anchor(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
+/* sim_compute_forces, timed into stats.stage_us[SIM_STAGE_FORCES]: what the integrators
+ * call, so the solve stage's time excludes force evaluation. */
+void sim_forces_timed(sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
 /* Aerodynamic force (drag and lift) from the wind, added to f. */
 void sim_add_wind_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f);
-/* Force on one vertex for state (x, v), through the incidence table. */
+/* Force on one vertex for state (x, v), through the incidence table: everything
+ * sim_compute_forces applies except wind, which acts on whole triangles. */
 void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 out);
 /* Builds the vertex -> spring incidence table if springs changed. */
 void sim_update_incidence(sim_world *w);
@@ -182,9 +189,9 @@ void sim_implicit_step(sim_world *w, float h, sim_stats *stats);
 
 /* ---- strain.c ---- */
 
-/* Provot's strain limiting on structural and shear springs, after the integrator moved
- * the particles from x_start.  Corrects velocities by the position change / h.
- * Returns the number of sweeps used. */
+/* Provot's strain limiting on structural and shear springs, on the positions the
+ * integrator produced; the velocities change by the correction / h.  Returns the
+ * number of sweeps used. */
 int sim_strain_limit(sim_world *w, float h);
 
 /* ---- measure (world.c) ---- */

@@ -52,8 +52,9 @@ typedef enum sim_spring_kind {
 } sim_spring_kind;
 
 typedef struct sim_material {
-	/* Mass: if total_mass > 0 it is spread over the vertices by their share of the area
-	 * (or equally when the object has no area); otherwise areal_density (kg/m^2) is used. */
+	/* Mass: total_mass (kg) if > 0, otherwise areal_density (kg/m^2) times the area.  A
+	 * grid gives every vertex the same share; a mesh spreads it by each vertex's share of
+	 * the area (a third of each incident triangle). */
 	float total_mass;
 	float areal_density;
 	float stiffness[SIM_SPRING_KIND_COUNT]; /* N/m */
@@ -86,8 +87,9 @@ typedef struct sim_world_def {
 	/* Implicit Euler: relative residual tolerance and iteration cap of the CG solve. */
 	float cg_tolerance;
 	int cg_max_iterations;
-	/* Blow-up detection: a step fails when any value is non-finite, a spring is
-	 * stretched beyond this strain, or a particle moves faster than max_speed. */
+	/* Blow-up detection: a step fails when any value is non-finite, a structural or
+	 * shear spring is stretched beyond blowup_strain, or a particle moves faster than
+	 * blowup_speed (m/s). */
 	float blowup_strain;
 	float blowup_speed;
 } sim_world_def;
@@ -108,9 +110,11 @@ typedef struct sim_grid_def {
 
 sim_grid_def sim_grid_def_default(void);
 
-/* A cloth from an indexed triangle mesh.  Structural springs on every edge, bend
- * springs across every interior edge; shear springs across the diagonal of
- * triangle pairs that form a near-rectangular quad. */
+/* A cloth from an indexed triangle mesh.  Two triangles whose opposite vertices are as
+ * far apart as their shared edge is long form a near-rectangular quad: its two diagonals
+ * (the shared edge and the opposite pair) become shear springs.  Every other edge is a
+ * structural spring, and a bend spring joins the opposite vertices across every other
+ * interior edge. */
 typedef struct sim_mesh_def {
 	const char *name;
 	int vertex_count;
@@ -227,7 +231,7 @@ void sim_world_clear_velocity_blocks(sim_world *world);
  * constraint (infinite mass) for the step. */
 typedef struct sim_attachment_def {
 	int vertex;
-	float hertz;     /* natural frequency of the coupling, default 15 Hz */
+	float hertz;     /* natural frequency of the coupling, default 20 Hz */
 	float max_force; /* N, default 50 */
 } sim_attachment_def;
 
