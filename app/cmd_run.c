@@ -48,6 +48,20 @@ static bool parse_vec3(const char *s, float out[3])
 	return tok == NULL;
 }
 
+/* Options that take a value, so that an unknown option is reported as unknown even when
+ * it is the last argument (not as one that "needs a value"). */
+static bool takes_value(const char *a)
+{
+	static const char *const names[] = {
+		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
+		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance",
+	};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+		if (strcmp(a, names[k]) == 0)
+			return true;
+	return false;
+}
+
 static int parse_run_options(int argc, char **argv, run_options *o)
 {
 	*o = (run_options){.steps = -1, .seconds = -1.0, .every = 1, .strain_limit = -1};
@@ -70,6 +84,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
 			takes = false;
+		} else if (!takes_value(a)) {
+			return cli_usage_error("run", "unknown option '%s'", a);
 		} else if (!val) {
 			return cli_usage_error("run", "option %s needs a value", a);
 		} else if (strcmp(a, "--integrator") == 0) {

@@ -1,5 +1,6 @@
 /* tela: real-time cloth for hands-on deformation demos.  Command dispatch. */
 #include "cli.h"
+#include "cmd_ccd.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -18,6 +19,9 @@ void cli_print_help(void)
 	    "  tela scenes               list the built-in scenes, one per line, name first\n"
 	    "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
 	    "                            time every integrator on square cloths (one core)\n"
+	    "  tela ccd DIR...           continuous collision detection on benchmark queries\n"
+	    "                            (vertex-face / edge-edge CSV folders); exit 1 on a\n"
+	    "                            false negative, 3 on unreadable or malformed input\n"
 	    "  tela --help               this text\n"
 	    "\n"
 	    "run options:\n"
@@ -80,6 +84,8 @@ int main(int argc, char **argv)
 		return cmd_scenes(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
 		return cmd_bench(argc - 1, argv + 1);
+	if (strcmp(cmd, "ccd") == 0)
+		return cmd_ccd(argc - 1, argv + 1);
 	fprintf(stderr, "tela: unknown command '%s'\n(see 'tela --help')\n", cmd);
 	return EXIT_TELA_USAGE;
 }

@@ -7,17 +7,20 @@
  *  - exact orientation predicates (a floating-point filter, then exact expansion
  *    arithmetic after Shewchuk 1997 when the filter cannot decide) and a static
  *    triangle-triangle test built on them;
- *  - continuous collision detection by conservative inclusion and bisection over
- *    (t, u, v), in the spirit of Wang et al. 2021 (Tight-Inclusion).
+ *  - continuous collision detection by conservative inclusion and bisection in
+ *    time, in the spirit of Wang et al. 2021 (Tight-Inclusion) but with
+ *    separating directions instead of axis-aligned boxes in (u, v).
  *
  * Why inclusion and not the coplanarity cubic: the cubic needs special cases for
  * coplanar-throughout and parallel motion, and every tolerance in it is a chance
  * for a false negative.  The inclusion search has one soundness argument that
- * covers every case: the distance vector F(t, u, v) between the two moving points
- * is multilinear, so its range over a box is spanned by its values at the box
- * corners, and those values are computed with a proven rounding-error bound.  A box
- * is discarded only when the bound proves F cannot reach the thickness ball in it,
- * so the exact earliest contact always stays inside some surviving box.
+ * covers every case: the vector F(t, u, v) between the two moving points has
+ * degree one in each parameter, so the range of any linear functional of it over
+ * a time interval is bounded by values at the interval ends and the corners of the
+ * (u, v) domain, and those values are computed with a proven rounding-error
+ * bound.  A time interval is discarded only when that bound proves F cannot reach
+ * the thickness ball in it, so the exact earliest contact always stays inside
+ * some surviving interval.
  */
 #include "sim/sim_geom.h"
 
@@ -82,7 +85,7 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 			double r[3];
 			for (int i = 0; i < 3; i++)
 				r[i] = ap[i] - v * ab[i] - s * ac[i];
-			w[0] = 1.0 - v - s;
+			w[0] = fmax(0.0, 1.0 - v - s); /* rounding could dip below 0 */
 			w[1] = v;
 			w[2] = s;
 			return dot3(r, r);
@@ -147,15 +150,16 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 	/* Otherwise the minimum is on the boundary of the unit square: one of the four
 	 * endpoints against the other segment.  This also covers parallel, collinear
 	 * and zero-length segments without special cases. */
-	double u, d;
-	d = point_segment(p0, q0, q1, &u);
-	if (d < best) { best = d; bs = 0.0; bt = u; }
-	d = point_segment(p1, q0, q1, &u);
-	if (d < best) { best = d; bs = 1.0; bt = u; }
-	d = point_segment(q0, p0, p1, &u);
-	if (d < best) { best = d; bs = u; bt = 0.0; }
-	d = point_segment(q1, p0, p1, &u);
-	if (d < best) { best = d; bs = u; bt = 1.0; }
+	const double *point[4] = {p0, p1, q0, q1};
+	for (int k = 0; k < 4; k++) {
+		double u;
+		double d = k < 2 ? point_segment(point[k], q0, q1, &u) : point_segment(point[k], p0, p1, &u);
+		if (d < best) {
+			best = d;
+			bs = k < 2 ? (double)k : u;
+			bt = k < 2 ? u : (double)(k - 2);
+		}
+	}
 	*s_out = bs;
 	*t_out = bt;
 	return best;
@@ -226,6 +230,8 @@ static int grow(double *e, int n, double b)
 /* Sign of a nonoverlapping expansion: that of its largest component, the last. */
 static int expansion_sign(const double *e, int n)
 {
+	if (n == 0)
+		return 0;
 	double top = e[n - 1];
 	return (top > 0.0) - (top < 0.0);
 }
@@ -233,6 +239,9 @@ static int expansion_sign(const double *e, int n)
 /* Adds sign * x * y * z exactly to the expansion; x, y, z are plain doubles. */
 static int grow_triple(double *e, int n, double sign, double x, double y, double z)
 {
+	/* Most differences are exact, so their low parts are zero: skip those terms. */
+	if (x == 0.0 || y == 0.0 || z == 0.0)
+		return n;
 	double p, q, r0, r1, r2, r3;
 	two_prod(x, y, &p, &q);
 	two_prod(p, z, &r0, &r1);
@@ -262,6 +271,8 @@ static int orient2d_exact(const double a[2], const double b[2], const double c[2
 	for (int i = 0; i < 2; i++) {
 		for (int j = 0; j < 2; j++) {
 			double p, q;
+			if ((ax[i] == 0.0 || by[j] == 0.0) && (ay[i] == 0.0 || bx[j] == 0.0))
+				continue;
 			two_prod(ax[i], by[j], &p, &q);
 			n = grow(e, n, p);
 			n = grow(e, n, q);
@@ -462,50 +473,56 @@ bool sim_geom_triangles_intersect(const double a[3][3], const double b[3][3])
 /* ---- continuous collision detection --------------------------------------------------------- */
 
 /*
- * Both queries use one distance function over the box t, u, v in [0, 1]:
- *   vertex-face  F = p0 - (p1 + u (p2 - p1) + v (p3 - p1)),   u + v <= 1
- *   edge-edge    F = (p0 + u (p1 - p0)) - (p2 + v (p3 - p2))
- * with pk(t) = x0k + t (x1k - x0k).  Written as F = (w + u A) - v B with w, A, B
- * linear in t, F is linear in t for fixed (u, v) and linear in (u, v) for fixed t,
- * so over a box (clipped to u + v <= 1 for vertex-face) its range in each axis is
- * spanned by its values at t0, t1 times the corners of the (u, v) region.
+ * Both queries look at the vector F(t, u, v) from a point of the second primitive
+ * to a point of the first:
+ *   vertex-face  F = p0 - (p1 + u (p2 - p1) + v (p3 - p1)),   u, v >= 0, u + v <= 1
+ *   edge-edge    F = (p0 + u (p1 - p0)) - (p2 + v (p3 - p2)),  u, v in [0, 1]
+ * with pk(t) = x0k + t (x1k - x0k).  F has degree one in each of t, u, v, so over
+ * [t0, t1] times the whole (u, v) domain every linear functional of F (its
+ * coordinates, or n . F for any fixed vector n) takes its extremes at t0 or t1 and
+ * at a vertex of the (u, v) domain.  Those corner values are plain differences of
+ * two interpolated points: vertex minus face vertex, or edge end minus edge end.
  *
- * Rounding error of one such value, per axis i, with M the largest |coordinate|
- * along i over the 8 input points and eps = 2^-53 (first order, t, u, v in [0, 1]):
- *   d = x1 - x0                  |d| <= 2M,   error 2 eps M
- *   p = x0 + t d                 error 2 + 2 + 1 = 5 eps M
- *   w, A, B = p - p'             |.| <= 2M,   error 5 + 5 + 2 = 12 eps M
- *   u A                          error 12 + 2 = 14 eps M
- *   w + u A                      |.| <= 4M,   error 12 + 14 + 4 = 30 eps M
- *   (w + u A) - v B              |.| <= 6M,   error 30 + 14 + 6 = 50 eps M
- * We use 64 eps M; the slack covers the second-order terms many times over.  The
- * corner parameters are dyadic fractions of depth <= 40 (bisection of [0, 1]), so
- * t, u, v and 1 - u are exact.
+ * Rounding error of one corner value, per axis, with M the largest |coordinate|
+ * along that axis over the 8 input points and eps = 2^-53 (first order, t in [0, 1]):
+ *   d = x1 - x0          |d| <= 2M   error 2 eps M
+ *   p = x0 + t d                     error 2 + 2 + 1 = 5 eps M
+ *   F = p - p'                       error 5 + 5 + 2 = 12 eps M
+ * and for n . F with computed F, K = sum |n_i| M_i:
+ *   sum |n_i| 12 eps M_i + 3 eps sum |n_i| |F_i| <= (12 + 6) eps K = 18 eps K.
+ * We use 32 eps M and 32 eps K; the slack covers second-order terms and the
+ * rounding of K itself.  Box ends t are dyadic (bisection of [0, 1]), so exact.
+ *
+ * The search bisects t only ("boxes" below are time intervals times the whole
+ * (u, v) domain), depth first with the earlier half first, so the first box that
+ * survives and is small enough is the earliest contact.  A box is discarded when
+ * one coordinate of F, or F projected on a direction built from the closest
+ * features at the box's middle time (turning with the primitives across the box,
+ * see ccd_separates), provably stays away from zero, beyond the thickness.  Such a
+ * direction separates the primitives at that time by their full distance, so a
+ * non-contact at distance g is discarded once the motion inside the box is below
+ * about g.  Axis-aligned enclosures over (u, v) sub-boxes, as in Tight-Inclusion,
+ * need boxes as small as the gap in every parameter, which costs thousands of
+ * boxes on the near-degenerate benchmark queries instead of tens.
  */
-#define CCD_ERR_FACTOR 0x1p-47 /* 64 * 2^-53 */
+#define CCD_ERR_FACTOR 0x1p-48 /* 32 * 2^-53 */
 
-/* A box is a leaf, reported as a contact, once F varies by less than this times the
- * coordinate magnitude over it in every axis.  It sets the false-positive gap
- * (near misses closer than about 2e-12 relative are reported as hits) and the
- * accuracy of the time of impact. */
+/* A box that cannot be discarded is reported as a contact once F moves by less than
+ * this times the coordinate magnitude inside it.  Near misses closer than about
+ * that are reported as hits, and the time of impact is that accurate. */
 #ifndef CCD_TOL_REL
-#define CCD_TOL_REL 1e-12
+#define CCD_TOL_REL 1e-9
 #endif
-#ifndef CCD_TOL_T
-#define CCD_TOL_T 1e-6
-#endif
-/* Never bisect below this width (depth 40 per parameter), so that every corner
- * stays exact and the search depth, hence the stack, is bounded. */
+/* Smallest box: bounds the depth (and the stack) and keeps box ends exact. */
 #define CCD_MIN_WIDTH 0x1p-40
-#define CCD_STACK 160 /* > 3 * 40 levels + 1 */
-/* Budget of boxes per query.  Running out reports a contact at the earliest time
- * still open: conservative, never a false negative. */
-#ifndef CCD_MAX_BOXES
-#define CCD_MAX_BOXES 20000
-#endif
+#define CCD_STACK 48 /* > 40 levels + 2 knots */
+/* Budget of boxes per query; running out reports a contact at the earliest time
+ * still open, which is conservative. */
+#define CCD_MAX_BOXES 10000
 
 typedef struct ccd_query {
 	double x0[4][3], d[4][3];
+	double m[3];     /* largest |coordinate| per axis */
 	double err[3];   /* rounding bound of one corner value, per axis */
 	double bound[3]; /* err + thickness, rounded up: per-axis exclusion threshold */
 	double delta;    /* thickness */
@@ -514,202 +531,321 @@ typedef struct ccd_query {
 	bool vf;
 } ccd_query;
 
-typedef struct ccd_box {
-	double t0, t1, u0, u1, v0, v1;
-} ccd_box;
-
-/* w, A, B of F = (w + u A) - v B at time t. */
-static void ccd_frame(const ccd_query *q, double t, double w[3], double a[3], double b[3])
+static void ccd_points(const ccd_query *q, double t, double p[4][3])
 {
-	double p[4][3];
 	for (int k = 0; k < 4; k++)
 		for (int i = 0; i < 3; i++)
 			p[k][i] = q->x0[k][i] + t * q->d[k][i];
+}
+
+/* Corner values of F at one time: 3 for vertex-face, 4 for edge-edge. */
+static int ccd_corners(const ccd_query *q, const double p[4][3], double f[][3])
+{
 	if (q->vf) {
-		sub3(p[0], p[1], w);
-		sub3(p[1], p[2], a);
-		sub3(p[3], p[1], b);
-	} else {
-		sub3(p[0], p[2], w);
-		sub3(p[1], p[0], a);
-		sub3(p[3], p[2], b);
+		sub3(p[0], p[1], f[0]);
+		sub3(p[0], p[2], f[1]);
+		sub3(p[0], p[3], f[2]);
+		return 3;
+	}
+	sub3(p[0], p[2], f[0]);
+	sub3(p[0], p[3], f[1]);
+	sub3(p[1], p[2], f[2]);
+	sub3(p[1], p[3], f[3]);
+	return 4;
+}
+
+static inline void cross3(const double a[3], const double b[3], double out[3])
+{
+	out[0] = a[1] * b[2] - a[2] * b[1];
+	out[1] = a[2] * b[0] - a[0] * b[2];
+	out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* e x (r x e): the part of r perpendicular to e, as a cross product with e so that
+ * it stays perpendicular to e to full relative precision even when r is nearly
+ * parallel to e. */
+static void perp_to(const double e[3], const double r[3], double out[3])
+{
+	double c[3];
+	cross3(r, e, c);
+	cross3(e, c, out);
+}
+
+/* How to build a separating direction from the four points; evaluated at both
+ * ends of a box so that the direction turns with the primitives. */
+typedef enum ccd_dir_kind {
+	CCD_DIR_NORMAL,    /* face normal (vertex-face), or a x b (edge-edge) */
+	CCD_DIR_IN_PLANE,  /* vertex-face: in the face plane, across face edge i-j */
+	CCD_DIR_EDGE_PERP, /* from the line through points i, j to the other primitive's point */
+	CCD_DIR_POINTS,    /* between two fixed points (a vertex, or edge points at s, t) */
+} ccd_dir_kind;
+
+typedef struct ccd_dir {
+	ccd_dir_kind kind;
+	int i, j;
+	double s, t; /* edge-edge: parameters of the closest points */
+} ccd_dir;
+
+/* The point of edge a (points 0, 1) at s minus that of edge b (points 2, 3) at t. */
+static void ee_gap(const double p[4][3], double s, double t, double r[3])
+{
+	for (int i = 0; i < 3; i++)
+		r[i] = (p[0][i] + s * (p[1][i] - p[0][i])) - (p[2][i] + t * (p[3][i] - p[2][i]));
+}
+
+static void ccd_dir_eval(const ccd_query *q, const ccd_dir *d, const double p[4][3], double out[3])
+{
+	double e[3], r[3], n[3];
+	switch (d->kind) {
+	case CCD_DIR_NORMAL:
+		if (q->vf) {
+			sub3(p[2], p[1], e);
+			sub3(p[3], p[1], r);
+		} else {
+			sub3(p[1], p[0], e);
+			sub3(p[3], p[2], r);
+		}
+		cross3(e, r, out);
+		return;
+	case CCD_DIR_IN_PLANE:
+		sub3(p[2], p[1], e);
+		sub3(p[3], p[1], r);
+		cross3(e, r, n);
+		sub3(p[d->j], p[d->i], e);
+		cross3(n, e, out);
+		return;
+	case CCD_DIR_EDGE_PERP:
+		sub3(p[d->j], p[d->i], e);
+		if (q->vf)
+			sub3(p[0], p[d->i], r);
+		else
+			ee_gap(p, d->s, d->t, r);
+		perp_to(e, r, out);
+		return;
+	case CCD_DIR_POINTS:
+		if (q->vf)
+			sub3(p[0], p[d->i], out);
+		else
+			ee_gap(p, d->s, d->t, out);
+		return;
 	}
 }
 
-/* Vertices of the box's (u, v) rectangle clipped to u + v <= 1 for vertex-face
- * (Sutherland-Hodgman against one half-plane; at most 5 vertices).  Returns 0 when
- * the rectangle lies outside the triangle. */
-static int ccd_region(const ccd_query *q, const ccd_box *bx, double uv[5][2])
+/* Up to three directions in which to look for a separation, chosen from the closest
+ * features at positions p (the middle of a box), best first.  The first joins the
+ * closest points, but is built from the closest features with cross products: a
+ * direction computed as a difference of nearly equal points has an angular error
+ * of about eps / gap, which over a long edge or a wide face would swamp a small gap,
+ * while a cross product with the edge or face is perpendicular to it to full
+ * precision. */
+static int ccd_directions(const ccd_query *q, const double p[4][3], ccd_dir dir[3])
 {
-	const double c[4][2] = {{bx->u0, bx->v0}, {bx->u1, bx->v0}, {bx->u1, bx->v1}, {bx->u0, bx->v1}};
-	if (!q->vf || bx->u1 + bx->v1 <= 1.0) {
-		for (int i = 0; i < 4; i++) {
-			uv[i][0] = c[i][0];
-			uv[i][1] = c[i][1];
-		}
-		return 4;
-	}
 	int n = 0;
-	for (int i = 0; i < 4; i++) {
-		const double *p = c[i], *r = c[(i + 1) % 4];
-		bool pin = p[0] + p[1] <= 1.0, rin = r[0] + r[1] <= 1.0;
-		if (pin) {
-			uv[n][0] = p[0];
-			uv[n][1] = p[1];
-			n++;
+	if (q->vf) {
+		double w[3];
+		sim_geom_point_triangle(p[0], p[1], p[2], p[3], w);
+		int inside = (w[0] > 0.0) + (w[1] > 0.0) + (w[2] > 0.0);
+		if (inside == 2) {
+			int i = w[0] > 0.0 ? 1 : 2, j = w[2] > 0.0 ? 3 : 2;
+			dir[n++] = (ccd_dir){CCD_DIR_EDGE_PERP, i, j, 0.0, 0.0};
+			dir[n++] = (ccd_dir){CCD_DIR_IN_PLANE, i, j, 0.0, 0.0};
+		} else if (inside == 1) {
+			int i = w[0] > 0.0 ? 1 : (w[1] > 0.0 ? 2 : 3);
+			dir[n++] = (ccd_dir){CCD_DIR_POINTS, i, 0, 0.0, 0.0};
 		}
-		if (pin != rin) {
-			if (p[1] == r[1]) { /* edge along u */
-				uv[n][0] = 1.0 - p[1];
-				uv[n][1] = p[1];
-			} else {            /* edge along v */
-				uv[n][0] = p[0];
-				uv[n][1] = 1.0 - p[0];
-			}
-			n++;
-		}
+		dir[n++] = (ccd_dir){CCD_DIR_NORMAL, 0, 0, 0.0, 0.0};
+	} else {
+		double s, t;
+		sim_geom_segment_segment(p[0], p[1], p[2], p[3], &s, &t);
+		bool s_in = s > 0.0 && s < 1.0, t_in = t > 0.0 && t < 1.0;
+		if (s_in) /* also right for (nearly) parallel edges, where a x b fails */
+			dir[n++] = (ccd_dir){CCD_DIR_EDGE_PERP, 0, 1, s, t};
+		else if (t_in)
+			dir[n++] = (ccd_dir){CCD_DIR_EDGE_PERP, 2, 3, s, t};
+		else
+			dir[n++] = (ccd_dir){CCD_DIR_POINTS, 0, 0, s, t};
+		dir[n++] = (ccd_dir){CCD_DIR_NORMAL, 0, 0, 0.0, 0.0};
 	}
 	return n;
 }
 
-/* Encloses F over the box.  Returns false when the box provably holds no contact;
- * otherwise gives the largest spread of the computed values over the axes and how
- * much each parameter accounts for (to choose the bisection). */
-static bool ccd_box_check(const ccd_query *q, const ccd_box *bx, double *spread, double var[3])
+/* Closest points at positions p: contact parameters for the caller. */
+static void ccd_closest(const ccd_query *q, const double p[4][3], double *u, double *v)
 {
-	double uv[5][2];
-	int n = ccd_region(q, bx, uv);
-	if (n == 0)
-		return false;
-	double w0[3], a0[3], b0[3], w1[3], a1[3], b1[3];
-	ccd_frame(q, bx->t0, w0, a0, b0);
-	ccd_frame(q, bx->t1, w1, a1, b1);
-	double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-	double vt = 0.0;
-	for (int j = 0; j < n; j++) {
-		double u = uv[j][0], v = uv[j][1];
-		for (int i = 0; i < 3; i++) {
-			double f0 = (w0[i] + u * a0[i]) - v * b0[i];
-			double f1 = (w1[i] + u * a1[i]) - v * b1[i];
-			double l = f0 < f1 ? f0 : f1, h = f0 < f1 ? f1 : f0;
-			if (l < lo[i])
-				lo[i] = l;
-			if (h > hi[i])
-				hi[i] = h;
-			if (h - l > vt)
-				vt = h - l;
-		}
+	if (q->vf) {
+		double w[3];
+		sim_geom_point_triangle(p[0], p[1], p[2], p[3], w);
+		*u = w[1];
+		*v = w[2];
+	} else {
+		sim_geom_segment_segment(p[0], p[1], p[2], p[3], u, v);
 	}
-	for (int i = 0; i < 3; i++)
+}
+
+/* A bisection point in time with the data both boxes around it need. */
+typedef struct ccd_knot {
+	double t;
+	double p[4][3]; /* the four points at t */
+	double f[4][3]; /* corner values of F at t (3 used for vertex-face) */
+} ccd_knot;
+
+static void ccd_knot_at(const ccd_query *q, double t, ccd_knot *k)
+{
+	k->t = t;
+	ccd_points(q, t, k->p);
+	ccd_corners(q, k->p, k->f);
+}
+
+static double ccd_k_sum(const ccd_query *q, const double n[3])
+{
+	return fabs(n[0]) * q->m[0] + fabs(n[1]) * q->m[1] + fabs(n[2]) * q->m[2];
+}
+
+/*
+ * True when G = n(t) . F provably stays beyond the thickness over the box from knot
+ * a to knot b, where n turns linearly from n0 (at a) to n1 (at b).  For fixed
+ * (u, v), with s the position in the box, n and F are both linear in s, so G is a
+ * quadratic with Bernstein coefficients n0.F0, (n0.F1 + n1.F0) / 2 and n1.F1, and
+ * lies between the smallest and largest of them; it is linear (edge-edge: bilinear)
+ * in (u, v), so the corners of the (u, v) domain bound it.  If F vanished (or came
+ * within the thickness) somewhere in the box, G would too (|n| <= max(|n0|, |n1|)),
+ * so a G that stays on one side proves the box empty.  A turning direction loses
+ * only second-order terms to the rotation of the primitives inside the box, where
+ * a fixed one loses first-order terms; that matters for grazing contacts, whose
+ * gap closes quadratically.
+ *
+ * Rounding: each dot product n . F carries at most 18 eps K (see above) with
+ * K = sum |n_i| M_i, the middle coefficient 10 eps (K0 + K1); 32 eps (K0 + K1)
+ * covers all three.
+ */
+static bool ccd_separates(const ccd_query *q, const double n0[3], const double n1[3],
+                          const ccd_knot *a, const ccd_knot *b)
+{
+	double k = ccd_k_sum(q, n0) + ccd_k_sum(q, n1);
+	if (!(k > 0.0) || !isfinite(k))
+		return false;
+	double thr = k * CCD_ERR_FACTOR + DBL_MIN;
+	if (q->delta > 0.0)
+		thr += q->delta * sqrt(fmax(dot3(n0, n0), dot3(n1, n1))) * (1.0 + 0x1p-40);
+	thr *= 1.0 + 0x1p-50;
+	int nc = q->vf ? 3 : 4;
+	double lo = INFINITY, hi = -INFINITY;
+	for (int c = 0; c < nc; c++) {
+		double g0 = dot3(n0, a->f[c]), g1 = dot3(n1, b->f[c]);
+		double gm = 0.5 * (dot3(n0, b->f[c]) + dot3(n1, a->f[c]));
+		lo = fmin(lo, fmin(g0, fmin(g1, gm)));
+		hi = fmax(hi, fmax(g0, fmax(g1, gm)));
+		if (lo <= thr && hi >= -thr)
+			return false;
+	}
+	return lo > thr || hi < -thr;
+}
+
+/* Coordinate test over the box between knots a and b: false when some axis of F
+ * provably stays beyond the thickness; otherwise *motion gets the largest change
+ * of a corner coordinate across the box. */
+static bool ccd_axes_check(const ccd_query *q, const ccd_knot *a, const ccd_knot *b,
+                           double *motion)
+{
+	int n = q->vf ? 3 : 4;
+	double lo[3], hi[3], mv = 0.0;
+	for (int i = 0; i < 3; i++) {
+		lo[i] = hi[i] = a->f[0][i];
+		for (int c = 0; c < n; c++) {
+			double fa = a->f[c][i], fb = b->f[c][i];
+			double l = fa < fb ? fa : fb, h = fa < fb ? fb : fa;
+			lo[i] = l < lo[i] ? l : lo[i];
+			hi[i] = h > hi[i] ? h : hi[i];
+			mv = h - l > mv ? h - l : mv;
+		}
 		if (lo[i] > q->bound[i] || hi[i] < -q->bound[i])
 			return false;
+	}
 	if (q->delta > 0.0) {
-		/* Each axis alone never exceeds the thickness here, but together they may:
-		 * the gap per axis bounds |F|^2 from below. */
+		/* Each axis alone stays within the thickness, but together they may not:
+		 * the per-axis gaps bound |F|^2 from below. */
 		double g2 = 0.0;
 		for (int i = 0; i < 3; i++) {
-			double g = lo[i] - q->err[i];
-			if (-hi[i] - q->err[i] > g)
-				g = -hi[i] - q->err[i];
+			double g = fmax(lo[i] - q->err[i], -hi[i] - q->err[i]);
 			if (g > 0.0)
 				g2 += g * g;
 		}
 		if (g2 > q->delta2)
 			return false;
 	}
-	double s = 0.0, ma = 0.0, mb = 0.0;
-	for (int i = 0; i < 3; i++) {
-		if (hi[i] - lo[i] > s)
-			s = hi[i] - lo[i];
-		ma = fmax(ma, fmax(fabs(a0[i]), fabs(a1[i])));
-		mb = fmax(mb, fmax(fabs(b0[i]), fabs(b1[i])));
-	}
-	*spread = s;
-	var[0] = vt;
-	var[1] = (bx->u1 - bx->u0) * ma;
-	var[2] = (bx->v1 - bx->v0) * mb;
+	*motion = mv;
 	return true;
 }
 
 static bool ccd_run(const ccd_query *q, sim_ccd_hit *hit)
 {
-	ccd_box stack[CCD_STACK];
-	int top = 0;
-	stack[top++] = (ccd_box){0.0, 1.0, 0.0, 1.0, 0.0, 1.0};
-	double best = INFINITY, bu = 0.0, bv = 0.0;
-	int boxes = 0;
-	/* Depth first, earlier half in t first, so the first leaf is usually the earliest
-	 * contact; after that only boxes that start earlier are worth opening (branch and
-	 * bound), which makes the reported time the earliest leaf's. */
+	/* Depth-first bisection of t, earlier half first.  The boxes still to visit
+	 * always tile [current t0, 1], so the stack holds their end points: the top
+	 * knot is the current box's start, the one below its end. */
+	ccd_knot knots[CCD_STACK];
+	int top = 1, boxes = 0;
+	ccd_knot_at(q, 1.0, &knots[0]);
+	ccd_knot_at(q, 0.0, &knots[1]);
 	while (top > 0) {
-		ccd_box bx = stack[--top];
-		if (bx.t0 >= best - CCD_TOL_T)
-			continue;
-		if (boxes >= CCD_MAX_BOXES || top + 2 > CCD_STACK) {
-			double t = bx.t0;
-			for (int i = 0; i < top; i++)
-				if (stack[i].t0 < t)
-					t = stack[i].t0;
-			if (t < best) {
-				best = t;
-				bu = 0.5 * (bx.u0 + bx.u1);
-				bv = 0.5 * (bx.v0 + bx.v1);
+		ccd_knot *a = &knots[top], *b = &knots[top - 1];
+		double motion;
+		/* Boxes are visited in increasing time, so the first one that cannot be
+		 * discarded and cannot (or need not) be split is the earliest contact. */
+		bool leaf = boxes >= CCD_MAX_BOXES;
+		if (!leaf) {
+			boxes++;
+			if (!ccd_axes_check(q, a, b, &motion)) {
+				top--;
+				continue;
 			}
-			break;
-		}
-		boxes++;
-		double spread, var[3];
-		if (!ccd_box_check(q, &bx, &spread, var))
-			continue;
-		double width[3] = {bx.t1 - bx.t0, bx.u1 - bx.u0, bx.v1 - bx.v0};
-		int dim = -1;
-		if (spread > q->tol) {
-			double vmax = -1.0;
-			for (int k = 0; k < 3; k++) {
-				if (width[k] > CCD_MIN_WIDTH && var[k] > vmax) {
-					vmax = var[k];
-					dim = k;
+			/* Directions chosen at the middle of the box (whose knot the split needs
+			 * anyway), each evaluated at both ends. */
+			ccd_knot mid;
+			ccd_knot_at(q, 0.5 * (a->t + b->t), &mid);
+			ccd_dir dir[3];
+			int nd = ccd_directions(q, (const double(*)[3])mid.p, dir);
+			bool separated = false;
+			for (int j = 0; j < nd && !separated; j++) {
+				double n0[3], n1[3];
+				ccd_dir_eval(q, &dir[j], (const double(*)[3])a->p, n0);
+				ccd_dir_eval(q, &dir[j], (const double(*)[3])b->p, n1);
+				/* Unit length at both ends: a length that changes fast across the box
+				 * (it follows the gap for some directions) would make the blend turn
+				 * at the wrong pace and cost a first-order term.  Opposite signs
+				 * would let the blend pass through zero. */
+				double l0 = sqrt(dot3(n0, n0)), l1 = sqrt(dot3(n1, n1));
+				if (!(l0 > 0.0 && l1 > 0.0) || !isfinite(l0 + l1))
+					continue;
+				if (dot3(n0, n1) < 0.0)
+					l1 = -l1;
+				for (int i = 0; i < 3; i++) {
+					n0[i] /= l0;
+					n1[i] /= l1;
 				}
+				separated = ccd_separates(q, n0, n1, a, b);
+			}
+			if (separated) {
+				top--;
+				continue;
+			}
+			leaf = motion <= q->tol || b->t - a->t <= CCD_MIN_WIDTH || top + 1 >= CCD_STACK;
+			if (!leaf) {
+				knots[top + 1] = knots[top];
+				knots[top] = mid;
+				top++;
+				continue;
 			}
 		}
-		if (dim < 0) {
-			best = bx.t0;
-			bu = 0.5 * (bx.u0 + bx.u1);
-			bv = 0.5 * (bx.v0 + bx.v1);
-			continue;
+		if (hit) {
+			ccd_closest(q, (const double(*)[3])a->p, &hit->u, &hit->v);
+			hit->toi = a->t;
+			hit->boxes = boxes;
 		}
-		ccd_box lo = bx, hi = bx;
-		if (dim == 0) {
-			double m = 0.5 * (bx.t0 + bx.t1);
-			lo.t1 = m;
-			hi.t0 = m;
-		} else if (dim == 1) {
-			double m = 0.5 * (bx.u0 + bx.u1);
-			lo.u1 = m;
-			hi.u0 = m;
-		} else {
-			double m = 0.5 * (bx.v0 + bx.v1);
-			lo.v1 = m;
-			hi.v0 = m;
-		}
-		stack[top++] = hi;
-		stack[top++] = lo;
+		return true;
 	}
 	if (hit)
 		hit->boxes = boxes;
-	if (best > 1.0)
-		return false;
-	if (hit) {
-		if (q->vf && bu + bv > 1.0) {
-			double s = bu + bv;
-			bu /= s;
-			bv /= s;
-		}
-		hit->toi = best > CCD_TOL_T ? best - CCD_TOL_T : 0.0;
-		hit->u = bu;
-		hit->v = bv;
-	}
-	return true;
+	return false;
 }
 
 static bool ccd(const double x0[4][3], const double x1[4][3], double thickness, bool vf,
@@ -729,11 +865,12 @@ static bool ccd(const double x0[4][3], const double x1[4][3], double thickness, 
 			m = fmax(m, fmax(fabs(x0[k][i]), fabs(x1[k][i])));
 			finite = finite && isfinite(x0[k][i]) && isfinite(x1[k][i]);
 		}
+		q.m[i] = m;
 		q.err[i] = m * CCD_ERR_FACTOR + DBL_MIN; /* DBL_MIN: room for underflow */
 		q.bound[i] = (q.err[i] + q.delta) * (1.0 + 0x1p-50);
 		scale = fmax(scale, m);
 	}
-	if (!finite || scale > 1e150) {
+	if (!finite || scale > 1e60) {
 		/* Nothing can be proven: report a contact at the start, the safe answer. */
 		if (hit)
 			*hit = (sim_ccd_hit){0.0, 0.0, 0.0, 0};

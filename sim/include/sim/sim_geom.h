@@ -8,9 +8,9 @@
  * CCD contract: no false negatives.  A query reports a hit whenever the
  * linearly moving primitives come within `thickness` of each other at some
  * time in the closed interval [0, 1], touching included, also for degenerate,
- * coplanar and parallel motion.  It may report a hit for pairs that only come
- * very close (relative gap about 1e-12 of the coordinate magnitude, see
- * geom.c), never the other way round.
+ * coplanar and parallel motion.  It may also report a hit for pairs that only come
+ * very close (gaps of about 1e-9 of the coordinate magnitude or less; see geom.c),
+ * never the other way round.
  */
 #ifndef TELA_SIM_GEOM_H
 #define TELA_SIM_GEOM_H
@@ -40,8 +40,9 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 /* ---- exact predicates ----------------------------------------------------------------------- */
 
 /* Exact sign of (a - d) . ((b - d) x (c - d)): +1, 0 or -1.  Positive when d lies below
- * the plane through a, b, c seen with a, b, c counter-clockwise from above.  Inputs
- * must be finite and not near overflow (|x| < 1e100 is plenty). */
+ * the plane through a, b, c seen with a, b, c counter-clockwise from above.  Exact for
+ * finite coordinates with |x| <= 1e80 and no nonzero |x| below 1e-80 (beyond that,
+ * overflow or underflow in the intermediate products may spoil it). */
 int sim_geom_orient3d(const double a[3], const double b[3], const double c[3], const double d[3]);
 
 /* Exact sign of (a - c) x (b - c) in 2-D: +1 when a, b, c turn counter-clockwise. */
@@ -57,9 +58,10 @@ bool sim_geom_triangles_intersect(const double a[3][3], const double b[3][3]);
 
 typedef struct sim_ccd_hit {
 	/* Earliest time of impact in [0, 1].  Conservative: never later than the exact
-	 * earliest time, and within about 1e-12 (relative to the motion) of it. */
+	 * earliest time; the points move less than about 1e-9 of the coordinate
+	 * magnitude between it and the exact time. */
 	double toi;
-	/* Where the contact is at toi.  Vertex-face: the face point is
+	/* Closest points at toi.  Vertex-face: the face point is
 	 * (1 - u - v) f0 + u f1 + v f2.  Edge-edge: a0 + u (a1 - a0) and b0 + v (b1 - b0). */
 	double u, v;
 	/* Boxes examined by the root finder, for profiling. */
