@@ -185,7 +185,9 @@ void sim_implicit_destroy(sim_implicit *im);
  * sparse force Jacobians, solves (M - h dF/dv - h^2 dF/dx) dv = h (f0 + h dF/dx v0)
  * with modified preconditioned CG (kinematic vertices filtered to dv = vc - v), then
  * x += h (v + dv).  Fills stats->cg_iterations and stats->cg_residual. */
-void sim_implicit_step(sim_world *w, float h, sim_stats *stats);
+sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats);
+/* Drops the warm-start guess (after a rollback, so a retried step starts afresh). */
+void sim_implicit_forget(sim_implicit *im);
 
 /* ---- strain.c ---- */
 

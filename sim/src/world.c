@@ -1016,12 +1016,18 @@ static void restore_state(sim_world *w, bool constraints)
 		w->constraints_dirty = true;
 	}
 	w->history_valid = false;
+	sim_implicit_forget(w->implicit);
 }
 
 sim_result sim_world_step(sim_world *w, float dt)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
 		return SIM_ERROR_INVALID;
+	if (w->n == 0) { /* nothing to move; time still passes */
+		w->time += (double)dt;
+		w->steps++;
+		return SIM_OK;
+	}
 	sim_update_incidence(w);
 	bool blocks_pending = w->block_cursor < w->block_count;
 	save_state(w, blocks_pending);
@@ -1037,7 +1043,8 @@ sim_result sim_world_step(sim_world *w, float dt)
 	st->cg_residual = 0.0f;
 	st->strain_iterations = 0;
 
-	for (int s = 0; s < substeps; s++) {
+	sim_result result = SIM_OK;
+	for (int s = 0; s < substeps && result == SIM_OK; s++) {
 		int64_t t_start = sim_now_ns();
 		double forces_before = st->stage_us[SIM_STAGE_FORCES];
 		apply_constraints(w, t0 + (double)dt * s / substeps, h);
@@ -1045,7 +1052,7 @@ sim_result sim_world_step(sim_world *w, float dt)
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
 			sim_reset_history(w, h);
 		if (integ == SIM_IMPLICIT)
-			sim_implicit_step(w, h, st);
+			result = sim_implicit_step(w, h, st);
 		else
 			sim_integrate(w, h);
 		int64_t t_solved = sim_now_ns();
@@ -1060,13 +1067,14 @@ sim_result sim_world_step(sim_world *w, float dt)
 	int64_t t_check = sim_now_ns();
 	vertex_sums sums;
 	measure(w, st, &sums);
-	bool ok = check_state(w, &sums);
-	if (!ok) {
+	if (result == SIM_OK && !check_state(w, &sums))
+		result = SIM_ERROR_BLOWUP;
+	if (result != SIM_OK) {
 		restore_state(w, blocks_pending);
 		w->block_cursor = cursor0;
 		w->time = t0;
 		sim_world_measure(w, st);
-		return SIM_ERROR_BLOWUP;
+		return result;
 	}
 	w->time = t0 + (double)dt;
 	w->steps++;

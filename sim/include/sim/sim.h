@@ -250,7 +250,8 @@ sim_result sim_world_detach(sim_world *world, int attachment);
 /* Advances the world by dt seconds in def.substeps equal integrator steps.  dt must be
  * the same fixed step every call for a real-time loop; it is never frame-varying.
  * On SIM_ERROR_BLOWUP the world is rolled back to its state before the call and
- * sim_world_last_blowup() says where. */
+ * sim_world_last_blowup() says where; on SIM_ERROR_OUT_OF_MEMORY (the implicit solver's
+ * scratch could not grow) it is rolled back too. */
 sim_result sim_world_step(sim_world *world, float dt);
 
 const sim_stats *sim_world_stats(const sim_world *world);
