@@ -59,7 +59,8 @@ static sim_world *bench_cloth(int n, float spacing, float k_struct, sim_integrat
 typedef struct bench_row {
 	double us_per_step;
 	double ns_per_vertex_step;
-	double integrator_ns;      /* forces + update (the solve stage), per vertex-step */
+	double forces_ns;          /* force evaluation, per vertex-step */
+	double integrator_ns;      /* the update and linear solve, forces excluded */
 	double diagnostics_ns;     /* blow-up check + energies and strains, per vertex-step */
 	double cg_iterations;
 	long steps;
@@ -77,7 +78,7 @@ static bench_row time_world(sim_world *w, float dt, double min_seconds)
 	}
 	int64_t t0 = cli_now_ns(), limit = (int64_t)(min_seconds * 1e9);
 	long steps = 0;
-	double cg = 0.0, solve_us = 0.0, check_us = 0.0;
+	double cg = 0.0, forces_us = 0.0, solve_us = 0.0, check_us = 0.0;
 	while (steps < 10 || cli_now_ns() - t0 < limit) {
 		if (sim_world_step(w, dt) != SIM_OK) {
 			row.blew_up = true;
@@ -85,6 +86,7 @@ static bench_row time_world(sim_world *w, float dt, double min_seconds)
 		}
 		const sim_stats *st = sim_world_stats(w);
 		cg += st->cg_iterations;
+		forces_us += st->stage_us[SIM_STAGE_FORCES];
 		solve_us += st->stage_us[SIM_STAGE_SOLVE];
 		check_us += st->stage_us[SIM_STAGE_CHECK];
 		steps++;
@@ -95,6 +97,7 @@ static bench_row time_world(sim_world *w, float dt, double min_seconds)
 	row.ns_per_vertex_step = steps ? elapsed / ((double)steps * sim_world_vertex_count(w)) : 0.0;
 	row.cg_iterations = steps ? cg / (double)steps : 0.0;
 	double vertex_steps = (double)steps * sim_world_vertex_count(w);
+	row.forces_ns = steps ? forces_us * 1e3 / vertex_steps : 0.0;
 	row.integrator_ns = steps ? solve_us * 1e3 / vertex_steps : 0.0;
 	row.diagnostics_ns = steps ? check_us * 1e3 / vertex_steps : 0.0;
 	return row;
@@ -150,11 +153,11 @@ static int bench_integrators(int argc, char **argv)
 			fprintf(stderr, "tela bench: %s: %s\n", csv_path, strerror(errno));
 			return EXIT_TELA_IO;
 		}
-		fprintf(csv, "case,integrator,n,vertices,dt,us_per_step,ns_per_vertex_step,integrator_ns,diagnostics_ns,"
-		             "cg_iterations,steps,blew_up\n");
+		fprintf(csv, "case,integrator,n,vertices,dt,us_per_step,ns_per_vertex_step,forces_ns,update_ns,"
+		             "diagnostics_ns,cg_iterations,steps,blew_up\n");
 	}
-	printf("%-10s %5s %8s %12s %14s %13s %14s %8s\n", "integrator", "n", "vertices", "us/step", "ns/vertex-step",
-	       "integrator-ns", "diagnostics-ns", "cg-iter");
+	printf("%-10s %5s %8s %10s %14s %10s %10s %14s %8s\n", "integrator", "n", "vertices", "us/step", "ns/vertex-step",
+	       "forces-ns", "update-ns", "diagnostics-ns", "cg-iter");
 	for (int s = 0; s < size_count; s++) {
 		for (int k = 0; k < SIM_INTEGRATOR_COUNT; k++) {
 			sim_world *w = bench_cloth(sizes[s], 0.01f, 2.0f, (sim_integrator)k, 1e-4f, false);
@@ -163,14 +166,15 @@ static int bench_integrators(int argc, char **argv)
 				return EXIT_TELA_IO;
 			}
 			bench_row r = time_world(w, (float)dt, seconds);
-			printf("%-10s %5d %8d %12.1f %14.2f %13.2f %14.2f %8.1f%s\n", sim_integrator_name((sim_integrator)k),
-			       sizes[s], sim_world_vertex_count(w), r.us_per_step, r.ns_per_vertex_step, r.integrator_ns,
-			       r.diagnostics_ns, r.cg_iterations, r.blew_up ? "  (blew up)" : "");
+			printf("%-10s %5d %8d %10.1f %14.2f %10.2f %10.2f %14.2f %8.1f%s\n",
+			       sim_integrator_name((sim_integrator)k), sizes[s], sim_world_vertex_count(w), r.us_per_step,
+			       r.ns_per_vertex_step, r.forces_ns, r.integrator_ns, r.diagnostics_ns, r.cg_iterations,
+			       r.blew_up ? "  (blew up)" : "");
 			if (csv)
-				fprintf(csv, "throughput,%s,%d,%d,%g,%.3f,%.3f,%.3f,%.3f,%.2f,%ld,%d\n",
+				fprintf(csv, "throughput,%s,%d,%d,%g,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%ld,%d\n",
 				        sim_integrator_name((sim_integrator)k), sizes[s], sim_world_vertex_count(w), dt,
-				        r.us_per_step, r.ns_per_vertex_step, r.integrator_ns, r.diagnostics_ns, r.cg_iterations,
-				        r.steps, r.blew_up);
+				        r.us_per_step, r.ns_per_vertex_step, r.forces_ns, r.integrator_ns, r.diagnostics_ns,
+				        r.cg_iterations, r.steps, r.blew_up);
 			sim_world_destroy(&w);
 		}
 	}
@@ -183,9 +187,9 @@ static int bench_integrators(int argc, char **argv)
 	printf("implicit target: 64x64 stiff cloth, dt 1/240, CG tolerance 1e-4: %.3f ms/step, %.1f CG iterations%s\n",
 	       r.us_per_step * 1e-3, r.cg_iterations, r.blew_up ? " (blew up)" : "");
 	if (csv)
-		fprintf(csv, "implicit-target,implicit,64,%d,%g,%.3f,%.3f,%.3f,%.3f,%.2f,%ld,%d\n", sim_world_vertex_count(w),
-		        1.0 / 240.0, r.us_per_step, r.ns_per_vertex_step, r.integrator_ns, r.diagnostics_ns, r.cg_iterations,
-		        r.steps, r.blew_up);
+		fprintf(csv, "implicit-target,implicit,64,%d,%g,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%ld,%d\n",
+		        sim_world_vertex_count(w), 1.0 / 240.0, r.us_per_step, r.ns_per_vertex_step, r.forces_ns,
+		        r.integrator_ns, r.diagnostics_ns, r.cg_iterations, r.steps, r.blew_up);
 	sim_world_destroy(&w);
 	if (csv && fclose(csv) != 0) {
 		fprintf(stderr, "tela bench: %s: write failed\n", csv_path);

@@ -18,64 +18,30 @@
  * being vectorised; it is far below an ulp of any real squared length. */
 #define LENGTH2_BIAS 1e-30f
 
-/* Forces of one run of springs a_i -> a_i + offset (i < count) with shared constants,
- * on structure-of-arrays planes; out receives the force on a_i in three planes of
- * count floats (b_i gets its negation). */
+/* Forces of springs a_i -> a_i + offset for i < blocks * SIM_BLOCK, with shared
+ * constants, on structure-of-arrays planes; ox/oy/oz receive the force on a_i (b_i gets
+ * its negation).  Whole blocks only, so no scalar remainder loop: callers compute a
+ * little past the end of a run and clear what has no spring. */
 SIM_VECTOR_CLONES
 static void row_forces(const float *restrict px, const float *restrict py, const float *restrict pz,
                        const float *restrict vx, const float *restrict vy, const float *restrict vz, int offset,
-                       float *restrict out, int count, float k, float kd, float rest)
+                       float *restrict ox, float *restrict oy, float *restrict oz, int blocks, float k, float kd,
+                       float rest)
 {
-	float *restrict ox = out, *restrict oy = out + count, *restrict oz = out + 2 * count;
-	for (int i = 0; i < count; i++) {
-		float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
-		float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
-		float inv_l = 1.0f / l;
-		float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
-		float rel = (vx[i + offset] - vx[i]) * ux + (vy[i + offset] - vy[i]) * uy + (vz[i + offset] - vz[i]) * uz;
-		float mag = k * (l - rest) + kd * rel;
-		ox[i] = mag * ux;
-		oy[i] = mag * uy;
-		oz[i] = mag * uz;
+	for (int blk = 0; blk < blocks; blk++) {
+		for (int lane = 0; lane < SIM_BLOCK; lane++) {
+			int i = blk * SIM_BLOCK + lane;
+			float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
+			float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
+			float inv_l = 1.0f / l;
+			float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
+			float rel = (vx[i + offset] - vx[i]) * ux + (vy[i + offset] - vy[i]) * uy + (vz[i + offset] - vz[i]) * uz;
+			float mag = k * (l - rest) + kd * rel;
+			ox[i] = mag * ux;
+			oy[i] = mag * uy;
+			oz[i] = mag * uz;
+		}
 	}
-}
-
-/* The same for a family that joins different grid rows (dj >= 1): the a-run and the
- * b-run never overlap, so the forces go straight into the force planes. */
-SIM_VECTOR_CLONES
-static void row_forces_between_rows(const float *restrict px, const float *restrict py, const float *restrict pz,
-                                    const float *restrict vx, const float *restrict vy, const float *restrict vz,
-                                    int offset, float *restrict fax, float *restrict fay, float *restrict faz,
-                                    float *restrict fbx, float *restrict fby, float *restrict fbz, int count, float k,
-                                    float kd, float rest)
-{
-	for (int i = 0; i < count; i++) {
-		float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
-		float l = sqrtf(dx * dx + dy * dy + dz * dz + LENGTH2_BIAS);
-		float inv_l = 1.0f / l;
-		float ux = dx * inv_l, uy = dy * inv_l, uz = dz * inv_l;
-		float rel = (vx[i + offset] - vx[i]) * ux + (vy[i + offset] - vy[i]) * uy + (vz[i + offset] - vz[i]) * uz;
-		float mag = k * (l - rest) + kd * rel;
-		float fx = mag * ux, fy = mag * uy, fz = mag * uz;
-		fax[i] += fx;
-		fay[i] += fy;
-		faz[i] += fz;
-		fbx[i] -= fx;
-		fby[i] -= fy;
-		fbz[i] -= fz;
-	}
-}
-
-/* f[i] += add[i] and f[i + offset] -= add[i]: two passes, because for a horizontal
- * family the second touches what the first wrote one lane later. */
-SIM_VECTOR_CLONES
-static void row_accumulate(float *restrict f, const float *restrict add, int offset, int count)
-{
-	for (int i = 0; i < count; i++)
-		f[i] += add[i];
-	float *restrict g = f + offset;
-	for (int i = 0; i < count; i++)
-		g[i] -= add[i];
 }
 
 /* Length deviations d = l - rest of one run: sums of d^2 and |d| and the largest d,
@@ -125,18 +91,6 @@ static void to_planes(const vec4 *restrict src, float *restrict px, float *restr
 	}
 }
 
-/* dst[i].xyz += planes[i]. */
-SIM_VECTOR_CLONES
-static void add_planes(vec4 *restrict dst, const float *restrict px, const float *restrict py,
-                       const float *restrict pz, int n)
-{
-	for (int i = 0; i < n; i++) {
-		dst[i][0] += px[i];
-		dst[i][1] += py[i];
-		dst[i][2] += pz[i];
-	}
-}
-
 /* The run of family fam in grid row j: first a-vertex (object-local) and length. */
 static int family_run(const sim_object *o, const sim_grid_family *fam, int j, int *a)
 {
@@ -145,43 +99,103 @@ static int family_run(const sim_object *o, const sim_grid_family *fam, int j, in
 	return i1 - i0;
 }
 
-static void grid_spring_forces(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, vec4 *f)
+/* out[i] = sum over the six families of a[f][i] - b[f][i]: the force of every spring
+ * that starts at vertex i minus that of every spring that ends there. */
+SIM_VECTOR_CLONES
+static void row_combine(float *restrict out, const float *restrict a0, const float *restrict a1,
+                        const float *restrict a2, const float *restrict a3, const float *restrict a4,
+                        const float *restrict a5, const float *restrict b0, const float *restrict b1,
+                        const float *restrict b2, const float *restrict b3, const float *restrict b4,
+                        const float *restrict b5, int n)
 {
-	int n = o->vertex_count, cap = w->capacity;
+	for (int i = 0; i < n; i++)
+		out[i] = ((a0[i] - b0[i]) + (a1[i] - b1[i])) + ((a2[i] - b2[i]) + (a3[i] - b3[i])) +
+		         ((a4[i] - b4[i]) + (a5[i] - b5[i]));
+}
+
+/* f = m g - c m v + point force + the spring planes, for one grid row. */
+SIM_VECTOR_CLONES
+static void row_finish(vec4 *restrict f, const float *restrict mass, const vec4 *restrict v,
+                       const vec4 *restrict ext, const float *restrict sx, const float *restrict sy,
+                       const float *restrict sz, int n, float gx, float gy, float gz, float c)
+{
+	for (int i = 0; i < n; i++) {
+		float m = mass[i];
+		f[i][0] = m * gx - c * m * v[i][0] + ext[i][0] + sx[i];
+		f[i][1] = m * gy - c * m * v[i][1] + ext[i][1] + sy[i];
+		f[i][2] = m * gz - c * m * v[i][2] + ext[i][2] + sz[i];
+		f[i][3] = 0.0f;
+	}
+}
+
+/* A grid's forces, row by row.  Each family's spring forces for row j go to a buffer
+ * indexed by the column of the spring's first vertex, zero where no spring starts, with
+ * two zero columns on each side.  Three rows of buffers are kept, so once row j is
+ * computed every spring touching row j is known: vertex (i, j) gets +B_f[j][i] from the
+ * springs it starts and -B_f[j - dj][i - di] from those it ends, with no scattered
+ * read-modify-write and every access contiguous. */
+#define GRID_PAD 2
+
+static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, vec4 *f, float c)
+{
+	int nx = o->grid_nx, ny = o->grid_ny, n = o->vertex_count, ps = w->plane_stride;
+	int blocks = (nx + SIM_BLOCK - 1) / SIM_BLOCK;
+	int stride = blocks * SIM_BLOCK + 2 * GRID_PAD; /* floats per buffer row */
 	float *p = w->planes;
-	float *px = p, *py = p + cap, *pz = p + 2 * cap, *pvx = p + 3 * cap, *pvy = p + 4 * cap, *pvz = p + 5 * cap;
-	float *fx = p + 6 * cap, *fy = p + 7 * cap, *fz = p + 8 * cap;
+	float *px = p, *py = p + ps, *pz = p + 2 * ps, *pvx = p + 3 * ps, *pvy = p + 4 * ps, *pvz = p + 5 * ps;
 	to_planes(x + o->first_vertex, px, py, pz, n);
 	to_planes(v + o->first_vertex, pvx, pvy, pvz, n);
-	memset(fx, 0, sizeof(float) * (size_t)n);
-	memset(fy, 0, sizeof(float) * (size_t)n);
-	memset(fz, 0, sizeof(float) * (size_t)n);
-	/* Row by row, every family that starts in the row: the three grid rows involved stay
-	 * in the first-level cache instead of streaming the whole cloth once per family. */
-	for (int j = 0; j < o->grid_ny; j++) {
+	for (int k = 0; k < 6; k++) /* the kernel reads up to 2 + SIM_BLOCK floats past a plane */
+		memset(p + k * ps + n, 0, sizeof(float) * SIM_PLANE_TAIL);
+	/* ring[slot][family][component] rows, the three output planes, and a zero row
+	 * standing for the rows before the first */
+	float *ring = w->row, *out = ring + 3 * SIM_GRID_FAMILIES * 3 * stride;
+	float *zero = out + 3 * nx + GRID_PAD;
+#define BUF(slot, fam, comp) (ring + (((slot) * SIM_GRID_FAMILIES + (fam)) * 3 + (comp)) * stride + GRID_PAD)
+	memset(ring, 0, sizeof(float) * 3 * SIM_GRID_FAMILIES * 3 * (size_t)stride);
+	memset(zero - GRID_PAD, 0, sizeof(float) * (size_t)stride);
+	const float *g = w->def.gravity;
+	int first = o->first_vertex;
+	for (int j = 0; j < ny; j++) {
+		int slot = j % 3;
 		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
 			const sim_grid_family *fam = &o->families[k];
-			if ((fam->k == 0.0f && fam->kd == 0.0f) || j + fam->dj >= o->grid_ny)
-				continue;
-			int offset = fam->dj * o->grid_nx + fam->di;
-			int a;
-			int count = family_run(o, fam, j, &a);
-			if (count <= 0)
-				continue;
-			if (fam->dj > 0) {
-				int b = a + offset;
-				row_forces_between_rows(px + a, py + a, pz + a, pvx + a, pvy + a, pvz + a, offset, fx + a, fy + a,
-				                        fz + a, fx + b, fy + b, fz + b, count, fam->k, fam->kd, fam->rest);
+			float *b[3] = {BUF(slot, k, 0), BUF(slot, k, 1), BUF(slot, k, 2)};
+			int i0 = fam->di < 0 ? -fam->di : 0, i1 = nx - (fam->di > 0 ? fam->di : 0);
+			if (j + fam->dj >= ny || (fam->k == 0.0f && fam->kd == 0.0f)) {
+				for (int comp = 0; comp < 3; comp++)
+					memset(b[comp], 0, sizeof(float) * (size_t)nx);
 				continue;
 			}
-			row_forces(px + a, py + a, pz + a, pvx + a, pvy + a, pvz + a, offset, w->row, count, fam->k, fam->kd,
-			           fam->rest);
-			row_accumulate(fx + a, w->row, offset, count);
-			row_accumulate(fy + a, w->row + count, offset, count);
-			row_accumulate(fz + a, w->row + 2 * count, offset, count);
+			/* From column 0 over whole blocks: columns outside [i0, i1) get values of
+			 * springs that do not exist (finite: neighbouring vertices or the zero tail),
+			 * cleared right after. */
+			int a = j * nx, offset = fam->dj * nx + fam->di;
+			row_forces(px + a, py + a, pz + a, pvx + a, pvy + a, pvz + a, offset, b[0], b[1], b[2], blocks, fam->k,
+			           fam->kd, fam->rest);
+			for (int comp = 0; comp < 3; comp++) {
+				for (int i = 0; i < i0; i++)
+					b[comp][i] = 0.0f;
+				for (int i = i1; i < blocks * SIM_BLOCK + GRID_PAD; i++)
+					b[comp][i] = 0.0f;
+			}
 		}
+		for (int comp = 0; comp < 3; comp++) {
+			const float *bs[SIM_GRID_FAMILIES];
+			for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+				const sim_grid_family *fam = &o->families[k];
+				int from = j - fam->dj;
+				bs[k] = (from < 0 ? zero : BUF(from % 3, k, comp)) - fam->di;
+			}
+			row_combine(out + comp * nx, BUF(slot, 0, comp), BUF(slot, 1, comp), BUF(slot, 2, comp),
+			            BUF(slot, 3, comp), BUF(slot, 4, comp), BUF(slot, 5, comp), bs[0], bs[1], bs[2], bs[3], bs[4],
+			            bs[5], nx);
+		}
+		int row0 = first + j * nx;
+		row_finish(f + row0, w->mass + row0, v + row0, w->ext_force + row0, out, out + nx, out + 2 * nx, nx, g[0], g[1],
+		           g[2], c);
 	}
-	add_planes(f + o->first_vertex, fx, fy, fz, n);
+#undef BUF
 }
 
 static void list_spring_forces(const sim_world *w, int first, int end, const vec4 *restrict x,
@@ -199,17 +213,6 @@ static void list_spring_forces(const sim_world *w, int first, int end, const vec
 		float fx = mag * ux, fy = mag * uy, fz = mag * uz;
 		f[a][0] += fx, f[a][1] += fy, f[a][2] += fz;
 		f[b][0] -= fx, f[b][1] -= fy, f[b][2] -= fz;
-	}
-}
-
-static void spring_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
-{
-	for (int i = 0; i < w->object_count; i++) {
-		const sim_object *o = &w->objects[i];
-		if (o->grid_nx)
-			grid_spring_forces(w, o, x, v, f);
-		else
-			list_spring_forces(w, o->first_spring, o->first_spring + o->spring_count, x, v, f);
 	}
 }
 
@@ -239,7 +242,7 @@ void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, floa
 			}
 			continue;
 		}
-		float *px = w->planes, *py = px + w->capacity, *pz = py + w->capacity;
+		float *px = w->planes, *py = px + w->plane_stride, *pz = py + w->plane_stride;
 		to_planes(x + o->first_vertex, px, py, pz, o->vertex_count);
 		double d2[SIM_GRID_FAMILIES] = {0}, abs_sum[SIM_GRID_FAMILIES] = {0};
 		float max_d[SIM_GRID_FAMILIES] = {0};
@@ -285,11 +288,24 @@ static void body_kernel(const float *restrict mass, const vec4 *restrict v, cons
 	}
 }
 
-static void body_forces(const sim_world *w, const vec4 *restrict x, const vec4 *restrict v, vec4 *restrict f,
-                        bool anchors_and_air)
+/* Gravity, air damping, point forces and springs for every object, then anchors.  A
+ * grid computes all of it in its row pass; a mesh gets the body forces, then its
+ * spring list scattered on top. */
+static void object_forces(const sim_world *w, const vec4 *restrict x, const vec4 *restrict v, vec4 *restrict f,
+                          bool anchors_and_air)
 {
 	const float *g = w->def.gravity;
-	body_kernel(w->mass, v, w->ext_force, f, w->n, g[0], g[1], g[2], anchors_and_air ? w->def.air_damping : 0.0f);
+	float c = anchors_and_air ? w->def.air_damping : 0.0f;
+	for (int i = 0; i < w->object_count; i++) {
+		const sim_object *o = &w->objects[i];
+		if (o->grid_nx) {
+			grid_forces(w, o, x, v, f, c);
+			continue;
+		}
+		int first = o->first_vertex;
+		body_kernel(w->mass + first, v + first, w->ext_force + first, f + first, o->vertex_count, g[0], g[1], g[2], c);
+		list_spring_forces(w, o->first_spring, o->first_spring + o->spring_count, x, v, f);
+	}
 	if (!anchors_and_air || !w->has_anchors)
 		return;
 	for (int i = 0; i < w->n; i++) {
@@ -363,15 +379,13 @@ void sim_add_wind_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 
 
 void sim_compute_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 {
-	body_forces(w, x, v, f, true);
-	spring_forces(w, x, v, f);
+	object_forces(w, x, v, f, true);
 	sim_add_wind_forces(w, x, v, f);
 }
 
 void sim_compute_forces_no_anchor(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 {
-	body_forces(w, x, v, f, false);
-	spring_forces(w, x, v, f);
+	object_forces(w, x, v, f, false);
 	sim_add_wind_forces(w, x, v, f);
 }
 

@@ -9,6 +9,11 @@
 
 #define SIM_NAME_MAX 64
 
+/* Grid kernels work in whole blocks of SIM_BLOCK lanes and may read up to SIM_PLANE_TAIL
+ * floats past the end of a plane; those tails are kept at zero. */
+#define SIM_BLOCK 16
+#define SIM_PLANE_TAIL 64
+
 /* GCC on x86-64 builds each hot kernel marked SIM_VECTOR_CLONES three times (AVX-512,
  * AVX2, baseline) and picks one at load time.  All perform the same IEEE operations per
  * element in the same order (no contraction: -ffp-contract=off; sqrt and division are
@@ -122,7 +127,8 @@ struct sim_world {
 	/* Grid kernel scratch: the kernel runs on structure-of-arrays copies (x, y, z, vx, vy,
 	 * vz, fx, fy, fz; 9 planes of `capacity` floats), which it vectorises about five
 	 * times better than the interleaved vec4 layout, plus one row of forces or lengths. */
-	float *planes;
+	float *planes;        /* plane k starts at planes + k * plane_stride */
+	int plane_stride;     /* capacity + SIM_PLANE_TAIL */
 	float *row;           /* 3 * row_capacity floats */
 	int row_capacity;
 	vec4 *tmp_x, *tmp_v;  /* stage states for midpoint and RK4 */

@@ -152,10 +152,11 @@ static bool reserve_vertices(sim_world *w, int needed)
 			return false;
 		*f1[i] = q;
 	}
-	void *q = realloc(w->planes, sizeof(float) * 9 * (size_t)cap);
+	void *q = realloc(w->planes, sizeof(float) * 6 * ((size_t)cap + SIM_PLANE_TAIL));
 	if (!q)
 		return false;
 	w->planes = q;
+	w->plane_stride = cap + SIM_PLANE_TAIL;
 	q = realloc(w->flags, (size_t)cap);
 	if (!q)
 		return false;
@@ -391,7 +392,11 @@ int sim_world_add_grid(sim_world *w, const sim_grid_def *def)
 		}
 	}
 	if (nx > w->row_capacity) {
-		void *row = realloc(w->row, sizeof(float) * 3 * (size_t)nx);
+		/* the grid kernel's ring of family rows (3 rows x 6 families x 3 components, each
+		 * padded by 2 on both sides), 3 output rows, a run of forces and a zero row */
+		size_t blocks = ((size_t)nx + SIM_BLOCK - 1) / SIM_BLOCK * SIM_BLOCK;
+		size_t stride = blocks + 4;
+		void *row = realloc(w->row, sizeof(float) * (54 * stride + 3 * (size_t)nx + stride));
 		if (!row)
 			return SIM_ERROR_OUT_OF_MEMORY;
 		w->row = row;
