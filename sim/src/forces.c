@@ -80,6 +80,28 @@ static void row_measure(const float *restrict px, const float *restrict py, cons
 	}
 }
 
+/* The largest (l / rest)^2 of one row's springs a_i -> a_i + offset, i in [i0, i1),
+ * computed over whole blocks from column 0 with the columns outside the run masked. */
+SIM_VECTOR_CLONES
+static float row_stretch2(const float *restrict px, const float *restrict py, const float *restrict pz, int offset,
+                          int blocks, int i0, int i1, float inv_rest2)
+{
+	float top[SIM_BLOCK] = {0};
+	for (int blk = 0; blk < blocks; blk++) {
+		for (int lane = 0; lane < SIM_BLOCK; lane++) {
+			int i = blk * SIM_BLOCK + lane;
+			float dx = px[i + offset] - px[i], dy = py[i + offset] - py[i], dz = pz[i + offset] - pz[i];
+			float r2 = (dx * dx + dy * dy + dz * dz) * inv_rest2;
+			r2 = (i >= i0 && i < i1) ? r2 : 0.0f;
+			top[lane] = r2 > top[lane] ? r2 : top[lane];
+		}
+	}
+	float m = 0.0f;
+	for (int lane = 0; lane < SIM_BLOCK; lane++)
+		m = top[lane] > m ? top[lane] : m;
+	return m;
+}
+
 /* vec4 -> three planes of n floats. */
 SIM_VECTOR_CLONES
 static void to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n)
@@ -124,6 +146,22 @@ static void row_finish(vec4 *restrict f, const float *restrict mass, const vec4 
 		f[i][0] = m * gx - c * m * v[i][0] + ext[i][0] + sx[i];
 		f[i][1] = m * gy - c * m * v[i][1] + ext[i][1] + sy[i];
 		f[i][2] = m * gz - c * m * v[i][2] + ext[i][2] + sz[i];
+		f[i][3] = 0.0f;
+	}
+}
+
+/* The same when no vertex has a point force (the usual case): one stream fewer.  The
+ * sum is the one above with a zero point force, so the result is the same. */
+SIM_VECTOR_CLONES
+static void row_finish_no_point(vec4 *restrict f, const float *restrict mass, const vec4 *restrict v,
+                                const float *restrict sx, const float *restrict sy, const float *restrict sz, int n,
+                                float gx, float gy, float gz, float c)
+{
+	for (int i = 0; i < n; i++) {
+		float m = mass[i];
+		f[i][0] = m * gx - c * m * v[i][0] + 0.0f + sx[i];
+		f[i][1] = m * gy - c * m * v[i][1] + 0.0f + sy[i];
+		f[i][2] = m * gz - c * m * v[i][2] + 0.0f + sz[i];
 		f[i][3] = 0.0f;
 	}
 }
@@ -192,8 +230,11 @@ static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, 
 			            bs[5], nx);
 		}
 		int row0 = first + j * nx;
-		row_finish(f + row0, w->mass + row0, v + row0, w->ext_force + row0, out, out + nx, out + 2 * nx, nx, g[0], g[1],
-		           g[2], c);
+		if (w->has_point_forces)
+			row_finish(f + row0, w->mass + row0, v + row0, w->ext_force + row0, out, out + nx, out + 2 * nx, nx, g[0],
+			           g[1], g[2], c);
+		else
+			row_finish_no_point(f + row0, w->mass + row0, v + row0, out, out + nx, out + 2 * nx, nx, g[0], g[1], g[2], c);
 	}
 #undef BUF
 }
@@ -455,4 +496,80 @@ void sim_forces_timed(sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 	int64_t t0 = sim_now_ns();
 	sim_compute_forces(w, x, v, f);
 	w->stats.stage_us[SIM_STAGE_FORCES] += (double)(sim_now_ns() - t0) * 1e-3;
+}
+
+/* Positions to planes, and per lane a finiteness probe (any NaN or infinity makes the
+ * sum non-finite) and the largest v^2; whole blocks plus a masked remainder. */
+SIM_VECTOR_CLONES
+static void probe_to_planes(const vec4 *restrict x, const vec4 *restrict v, float *restrict px, float *restrict py,
+                            float *restrict pz, int n, float *restrict probe_out, float *restrict top_out)
+{
+	float probe[SIM_BLOCK] = {0}, top[SIM_BLOCK] = {0};
+	int blocks = n / SIM_BLOCK;
+	for (int blk = 0; blk < blocks; blk++) {
+		for (int lane = 0; lane < SIM_BLOCK; lane++) {
+			int i = blk * SIM_BLOCK + lane;
+			px[i] = x[i][0];
+			py[i] = x[i][1];
+			pz[i] = x[i][2];
+			float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
+			probe[lane] += x[i][0] + x[i][1] + x[i][2] + v2;
+			top[lane] = v2 > top[lane] ? v2 : top[lane];
+		}
+	}
+	for (int i = blocks * SIM_BLOCK, lane = 0; i < n; i++, lane++) {
+		px[i] = x[i][0];
+		py[i] = x[i][1];
+		pz[i] = x[i][2];
+		float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
+		probe[lane] += x[i][0] + x[i][1] + x[i][2] + v2;
+		top[lane] = v2 > top[lane] ? v2 : top[lane];
+	}
+	for (int lane = 0; lane < SIM_BLOCK; lane++) {
+		*probe_out += probe[lane];
+		*top_out = top[lane] > *top_out ? top[lane] : *top_out;
+	}
+}
+
+sim_probe sim_probe_state(const sim_world *w)
+{
+	sim_probe pr = {0.0f, 0.0f, 0.0f};
+	const vec4 *x = w->x, *v = w->v;
+	for (int i = 0; i < w->object_count; i++) {
+		const sim_object *o = &w->objects[i];
+		int first = o->first_vertex;
+		if (!o->grid_nx) {
+			for (int q = first; q < first + o->vertex_count; q++) {
+				float v2 = glm_vec3_norm2((float *)v[q]);
+				pr.sum += x[q][0] + x[q][1] + x[q][2] + v2;
+				pr.top_v2 = v2 > pr.top_v2 ? v2 : pr.top_v2;
+			}
+			for (int s = o->first_spring; s < o->first_spring + o->spring_count; s++) {
+				const sim_spring *sp = &w->springs[s];
+				if (sp->kind == SIM_SPRING_BEND || sp->rest <= 0.0f)
+					continue;
+				float r2 = glm_vec3_distance2((float *)x[sp->a], (float *)x[sp->b]) / (sp->rest * sp->rest);
+				pr.top_stretch2 = r2 > pr.top_stretch2 ? r2 : pr.top_stretch2;
+			}
+			continue;
+		}
+		int nx = o->grid_nx, ps = w->plane_stride, blocks = (nx + SIM_BLOCK - 1) / SIM_BLOCK;
+		float *px = w->planes, *py = px + ps, *pz = py + ps;
+		probe_to_planes(x + first, v + first, px, py, pz, o->vertex_count, &pr.sum, &pr.top_v2);
+		for (int k = 0; k < 3; k++)
+			memset(w->planes + k * ps + o->vertex_count, 0, sizeof(float) * SIM_PLANE_TAIL);
+		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+			const sim_grid_family *fam = &o->families[k];
+			if (fam->kind == SIM_SPRING_BEND || fam->rest <= 0.0f)
+				continue;
+			int i0 = fam->di < 0 ? -fam->di : 0, i1 = nx - (fam->di > 0 ? fam->di : 0);
+			float inv_rest2 = 1.0f / (fam->rest * fam->rest);
+			for (int j = 0; j + fam->dj < o->grid_ny; j++) {
+				int a = j * nx;
+				float r2 = row_stretch2(px + a, py + a, pz + a, fam->dj * nx + fam->di, blocks, i0, i1, inv_rest2);
+				pr.top_stretch2 = r2 > pr.top_stretch2 ? r2 : pr.top_stretch2;
+			}
+		}
+	}
+	return pr;
 }

@@ -99,6 +99,7 @@ struct sim_world {
 	uint8_t *flags;   /* SIM_VERTEX_* */
 	int *owner;       /* object index of each vertex */
 	bool has_anchors;    /* some vertex has an anchor spring or anchor damping */
+	bool has_point_forces; /* some vertex has had a point force set */
 	bool constraints_dirty; /* flags changed: rebuild the constrained list and x.w */
 	int constrained_count;
 	int *constrained;    /* indices of vertices with SIM_VERTEX_CONSTRAINED flags */
@@ -150,6 +151,7 @@ struct sim_world {
 	double time;
 	int64_t steps;
 	sim_stats stats;
+	bool stats_fresh;   /* energies and strains in stats describe the current state */
 	sim_blowup blowup;
 };
 
@@ -209,5 +211,12 @@ float sim_spring_strain(const sim_spring *s, const vec4 *x);
  * shear springs (count in *counted), for every object; grids through the row kernel. */
 void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, float *max_strain, double *sum_strain,
                          int *counted);
+/* What the blow-up check needs, in one cheap pass: a sum of every position and speed^2
+ * (non-finite iff some value is), the largest v^2, and the largest (l / L)^2 over the
+ * structural and shear springs (no square root per spring). */
+typedef struct sim_probe {
+	float sum, top_v2, top_stretch2;
+} sim_probe;
+sim_probe sim_probe_state(const sim_world *w);
 
 #endif

@@ -637,7 +637,17 @@ const vec4 *sim_world_positions(const sim_world *w) { return w->x; }
 const vec4 *sim_world_velocities(const sim_world *w) { return w->v; }
 double sim_world_time(const sim_world *w) { return w->time; }
 int64_t sim_world_step_count(const sim_world *w) { return w->steps; }
-const sim_stats *sim_world_stats(const sim_world *w) { return &w->stats; }
+/* Energies and strains cost a pass over every spring with a square root each, as much
+ * as a force evaluation: they are computed when somebody asks, once per state. */
+const sim_stats *sim_world_stats(const sim_world *w)
+{
+	if (!w->stats_fresh) {
+		sim_world *mw = (sim_world *)w; /* a cache: the world itself is not changed */
+		sim_world_measure(w, &mw->stats);
+		mw->stats_fresh = true;
+	}
+	return &w->stats;
+}
 const sim_blowup *sim_world_last_blowup(const sim_world *w) { return &w->blowup; }
 
 float sim_world_vertex_mass(const sim_world *w, int vertex)
@@ -662,6 +672,8 @@ sim_result sim_world_set_point_force(sim_world *w, int vertex, const vec3 force)
 	if (vertex < 0 || vertex >= w->n || !finite3(force))
 		return SIM_ERROR_INVALID;
 	glm_vec3_copy((float *)force, w->ext_force[vertex]);
+	if (force[0] != 0.0f || force[1] != 0.0f || force[2] != 0.0f)
+		w->has_point_forces = true;
 	return SIM_OK;
 }
 
@@ -866,22 +878,19 @@ float sim_spring_strain(const sim_spring *s, const vec4 *x)
 }
 
 /* Per-vertex sums over one block of at most MEASURE_BLOCK vertices, in eight fixed
- * lanes (the vectorised and scalar builds add in the same order): m v^2, m g.x, a
- * finiteness probe (any NaN or infinity makes it non-finite) and the largest v^2. */
+ * lanes (the vectorised and scalar builds add in the same order): m v^2 and m g.x. */
 #define MEASURE_BLOCK 256
 #define LANES 8
 
 typedef struct vertex_sums {
 	double mv2, mgx;
-	bool finite;
-	float top_v2;
 } vertex_sums;
 
 SIM_VECTOR_CLONES
 static void measure_block(const vec4 *restrict x, const vec4 *restrict v, const float *restrict mass, int n,
-                          float gx, float gy, float gz, float out[4][LANES])
+                          float gx, float gy, float gz, float out[2][LANES])
 {
-	float mv2[LANES] = {0}, mgx[LANES] = {0}, probe[LANES] = {0}, top[LANES] = {0};
+	float mv2[LANES] = {0}, mgx[LANES] = {0};
 	int i = 0;
 	for (; i + LANES <= n; i += LANES) {
 		for (int j = 0; j < LANES; j++) {
@@ -889,44 +898,36 @@ static void measure_block(const vec4 *restrict x, const vec4 *restrict v, const 
 			float v2 = v[q][0] * v[q][0] + v[q][1] * v[q][1] + v[q][2] * v[q][2];
 			mv2[j] += mass[q] * v2;
 			mgx[j] += mass[q] * (gx * x[q][0] + gy * x[q][1] + gz * x[q][2]);
-			probe[j] += x[q][0] + x[q][1] + x[q][2] + v2;
-			top[j] = v2 > top[j] ? v2 : top[j];
 		}
 	}
 	for (int j = 0; i < n; i++, j++) {
 		float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
 		mv2[j] += mass[i] * v2;
 		mgx[j] += mass[i] * (gx * x[i][0] + gy * x[i][1] + gz * x[i][2]);
-		probe[j] += x[i][0] + x[i][1] + x[i][2] + v2;
-		top[j] = v2 > top[j] ? v2 : top[j];
 	}
 	for (int j = 0; j < LANES; j++) {
 		out[0][j] = mv2[j];
 		out[1][j] = mgx[j];
-		out[2][j] = probe[j];
-		out[3][j] = top[j];
 	}
 }
 
 static vertex_sums measure_vertices(const sim_world *w)
 {
-	vertex_sums s = {0.0, 0.0, true, 0.0f};
+	vertex_sums s = {0.0, 0.0};
 	const float *g = w->def.gravity;
 	for (int first = 0; first < w->n; first += MEASURE_BLOCK) {
 		int n = w->n - first < MEASURE_BLOCK ? w->n - first : MEASURE_BLOCK;
-		float out[4][LANES];
+		float out[2][LANES];
 		measure_block(w->x + first, w->v + first, w->mass + first, n, g[0], g[1], g[2], out);
 		for (int j = 0; j < LANES; j++) {
 			s.mv2 += out[0][j];
 			s.mgx += out[1][j];
-			s.finite = s.finite && isfinite(out[2][j]);
-			s.top_v2 = out[3][j] > s.top_v2 ? out[3][j] : s.top_v2;
 		}
 	}
 	return s;
 }
 
-static void measure(const sim_world *w, sim_stats *out, vertex_sums *sums)
+void sim_world_measure(const sim_world *w, sim_stats *out)
 {
 	vertex_sums vs = measure_vertices(w);
 	double anchors = 0.0;
@@ -945,11 +946,7 @@ static void measure(const sim_world *w, sim_stats *out, vertex_sums *sums)
 	out->potential = -vs.mgx + anchors + springs;
 	out->max_strain = max_strain;
 	out->mean_strain = counted ? (float)(sum_strain / counted) : 0.0f;
-	if (sums)
-		*sums = vs;
 }
-
-void sim_world_measure(const sim_world *w, sim_stats *out) { measure(w, out, NULL); }
 
 static void report(sim_world *w, int vertex, const char *reason, float value)
 {
@@ -961,12 +958,13 @@ static void report(sim_world *w, int vertex, const char *reason, float value)
 }
 
 /* Returns true when the state is sane; otherwise fills w->blowup with the first bad
- * vertex.  The measurement's probes make the common case free; the vertex is searched
- * for only when something is wrong. */
-static bool check_state(sim_world *w, const vertex_sums *sums)
+ * vertex.  The probe makes the common case one cheap pass; the culprit is searched for
+ * only when something is wrong. */
+static bool check_state(sim_world *w)
 {
+	sim_probe pr = sim_probe_state(w);
 	float speed2_max = w->def.blowup_speed * w->def.blowup_speed;
-	if (!sums->finite || sums->top_v2 > speed2_max) {
+	if (!isfinite(pr.sum) || !(pr.top_v2 <= speed2_max)) {
 		for (int i = 0; i < w->n; i++) {
 			if (!finite3(w->x[i])) {
 				report(w, i, "non-finite position", NAN);
@@ -984,8 +982,11 @@ static bool check_state(sim_world *w, const vertex_sums *sums)
 		}
 		/* the probe overflowed on finite values: go on to the strain check */
 	}
-	if (!(w->stats.max_strain <= w->def.blowup_strain)) {
+	float limit = 1.0f + w->def.blowup_strain;
+	if (!(pr.top_stretch2 <= limit * limit)) {
 		for (int s = 0; s < w->spring_count; s++) {
+			if (w->springs[s].kind == SIM_SPRING_BEND)
+				continue;
 			float e = sim_spring_strain(&w->springs[s], w->x);
 			if (!(e <= w->def.blowup_strain)) {
 				report(w, w->springs[s].a, "strain", e);
@@ -1070,15 +1071,13 @@ sim_result sim_world_step(sim_world *w, float dt)
 		}
 	}
 	int64_t t_check = sim_now_ns();
-	vertex_sums sums;
-	measure(w, st, &sums);
-	if (result == SIM_OK && !check_state(w, &sums))
+	w->stats_fresh = false;
+	if (result == SIM_OK && !check_state(w))
 		result = SIM_ERROR_BLOWUP;
 	if (result != SIM_OK) {
 		restore_state(w, blocks_pending);
 		w->block_cursor = cursor0;
 		w->time = t0;
-		sim_world_measure(w, st);
 		return result;
 	}
 	w->time = t0 + (double)dt;
