@@ -104,7 +104,7 @@ static float row_stretch2(const float *restrict px, const float *restrict py, co
 
 /* vec4 -> three planes of n floats. */
 SIM_VECTOR_CLONES
-static void to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n)
+void sim_to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n)
 {
 	for (int i = 0; i < n; i++) {
 		px[i] = src[i][0];
@@ -181,8 +181,8 @@ static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, 
 	int stride = blocks * SIM_BLOCK + 2 * GRID_PAD; /* floats per buffer row */
 	float *p = w->planes;
 	float *px = p, *py = p + ps, *pz = p + 2 * ps, *pvx = p + 3 * ps, *pvy = p + 4 * ps, *pvz = p + 5 * ps;
-	to_planes(x + o->first_vertex, px, py, pz, n);
-	to_planes(v + o->first_vertex, pvx, pvy, pvz, n);
+	sim_to_planes(x + o->first_vertex, px, py, pz, n);
+	sim_to_planes(v + o->first_vertex, pvx, pvy, pvz, n);
 	for (int k = 0; k < 6; k++) /* the kernel reads up to 2 + SIM_BLOCK floats past a plane */
 		memset(p + k * ps + n, 0, sizeof(float) * SIM_PLANE_TAIL);
 	/* ring[slot][family][component] rows, the three output planes, and a zero row
@@ -284,7 +284,7 @@ void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, floa
 			continue;
 		}
 		float *px = w->planes, *py = px + w->plane_stride, *pz = py + w->plane_stride;
-		to_planes(x + o->first_vertex, px, py, pz, o->vertex_count);
+		sim_to_planes(x + o->first_vertex, px, py, pz, o->vertex_count);
 		double d2[SIM_GRID_FAMILIES] = {0}, abs_sum[SIM_GRID_FAMILIES] = {0};
 		float max_d[SIM_GRID_FAMILIES] = {0};
 		int runs[SIM_GRID_FAMILIES] = {0};
@@ -499,32 +499,29 @@ void sim_forces_timed(sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 }
 
 /* Positions to planes, and per lane a finiteness probe (any NaN or infinity makes the
- * sum non-finite) and the largest v^2; whole blocks plus a masked remainder. */
+ * sum non-finite) and the largest v^2; whole blocks, then the remainder in lanes 0... */
+static inline void probe_one(const vec4 *restrict x, const vec4 *restrict v, float *restrict px, float *restrict py,
+                             float *restrict pz, int i, float *restrict probe, float *restrict top)
+{
+	px[i] = x[i][0];
+	py[i] = x[i][1];
+	pz[i] = x[i][2];
+	float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
+	*probe += x[i][0] + x[i][1] + x[i][2] + v2;
+	*top = v2 > *top ? v2 : *top;
+}
+
 SIM_VECTOR_CLONES
 static void probe_to_planes(const vec4 *restrict x, const vec4 *restrict v, float *restrict px, float *restrict py,
                             float *restrict pz, int n, float *restrict probe_out, float *restrict top_out)
 {
 	float probe[SIM_BLOCK] = {0}, top[SIM_BLOCK] = {0};
 	int blocks = n / SIM_BLOCK;
-	for (int blk = 0; blk < blocks; blk++) {
-		for (int lane = 0; lane < SIM_BLOCK; lane++) {
-			int i = blk * SIM_BLOCK + lane;
-			px[i] = x[i][0];
-			py[i] = x[i][1];
-			pz[i] = x[i][2];
-			float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
-			probe[lane] += x[i][0] + x[i][1] + x[i][2] + v2;
-			top[lane] = v2 > top[lane] ? v2 : top[lane];
-		}
-	}
-	for (int i = blocks * SIM_BLOCK, lane = 0; i < n; i++, lane++) {
-		px[i] = x[i][0];
-		py[i] = x[i][1];
-		pz[i] = x[i][2];
-		float v2 = v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2];
-		probe[lane] += x[i][0] + x[i][1] + x[i][2] + v2;
-		top[lane] = v2 > top[lane] ? v2 : top[lane];
-	}
+	for (int blk = 0; blk < blocks; blk++)
+		for (int lane = 0; lane < SIM_BLOCK; lane++)
+			probe_one(x, v, px, py, pz, blk * SIM_BLOCK + lane, &probe[lane], &top[lane]);
+	for (int i = blocks * SIM_BLOCK, lane = 0; i < n; i++, lane++)
+		probe_one(x, v, px, py, pz, i, &probe[lane], &top[lane]);
 	for (int lane = 0; lane < SIM_BLOCK; lane++) {
 		*probe_out += probe[lane];
 		*top_out = top[lane] > *top_out ? top[lane] : *top_out;

@@ -238,16 +238,6 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
-/* vec4 -> three planes. */
-SIM_VECTOR_CLONES
-static void to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n)
-{
-	for (int i = 0; i < n; i++) {
-		px[i] = src[i][0];
-		py[i] = src[i][1];
-		pz[i] = src[i][2];
-	}
-}
 
 /* sum a[i] b[i], i < n, in double: eight partial sums in a fixed pattern, so the loop
  * vectorises without reassociation and every build adds in the same order.  Products
@@ -480,9 +470,9 @@ static void implicit_assemble(sim_implicit *im, const sim_world *w, float h)
 	float *px = im->planes + P_X * st, *pv = im->planes + P_V * st;
 	float *r = im->r, *pre = im->pre;
 
-	to_planes(w->x, px, px + st, px + 2 * st, n);
-	to_planes(w->v, pv, pv + st, pv + 2 * st, n);
-	to_planes(w->f, r, r + st, r + 2 * st, n);
+	sim_to_planes(w->x, px, px + st, px + 2 * st, n);
+	sim_to_planes(w->v, pv, pv + st, pv + 2 * st, n);
+	sim_to_planes(w->f, r, r + st, r + 2 * st, n);
 	for (int p = 0; p < S_COUNT; p++)
 		memset(pre + p * st, 0, sizeof(float) * (size_t)n);
 	for (int i = 0; i < n; i++) {

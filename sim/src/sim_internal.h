@@ -207,6 +207,9 @@ int sim_strain_limit(sim_world *w, float h);
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);
 
+/* Splits vec4s into three planes of n floats (x, y, z). */
+void sim_to_planes(const vec4 *restrict src, float *restrict px, float *restrict py, float *restrict pz, int n);
+
 /* Spring potential energy, maximum strain and sum of |strain| over the structural and
  * shear springs (count in *counted), for every object; grids through the row kernel. */
 void sim_measure_springs(const sim_world *w, const vec4 *x, double *energy, float *max_strain, double *sum_strain,
