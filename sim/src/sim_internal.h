@@ -6,6 +6,7 @@
 
 #include <cglm/vec3.h>
 #include <cglm/vec4.h>
+#include <cglm/quat.h>
 
 #define SIM_NAME_MAX 64
 
@@ -80,6 +81,23 @@ typedef struct sim_attachment {
 
 /* The implicit solver's scratch (see implicit.c). */
 typedef struct sim_implicit sim_implicit;
+/* The collision solver's state and scratch (see collide.c). */
+typedef struct sim_collide sim_collide;
+/* A bounding volume hierarchy over triangles (see bvh.c). */
+typedef struct sim_bvh sim_bvh;
+
+/* A rigid obstacle (see obstacle.c).  Boxes and meshes collide through their triangles
+ * in the same pipeline as cloth (with infinite mass); planes, spheres and capsules
+ * through their exact signed distance. */
+typedef struct sim_obstacle {
+	sim_obstacle_def def;      /* as given; its pointers are redirected to the copies below */
+	char name[SIM_NAME_MAX];
+	int vertex_count, triangle_count;
+	float *local_positions;    /* box: its 8 corners; mesh: a copy of the given vertices */
+	int *local_triangles;      /* box: its 12 triangles; mesh: a copy */
+	vec3 position;             /* current pose: where it is at the world's current time */
+	versor orientation;
+} sim_obstacle;
 
 struct sim_world {
 	sim_world_def def;
@@ -115,6 +133,11 @@ struct sim_world {
 
 	int object_count, object_capacity;
 	sim_object *objects;
+
+	int obstacle_count, obstacle_capacity;
+	sim_obstacle *obstacles;
+	sim_collide *collide;
+	vec4 *x_start;        /* positions at the start of the substep (collision pipeline) */
 
 	/* constraints */
 	int block_count, block_capacity;
@@ -203,6 +226,59 @@ void sim_implicit_forget(sim_implicit *im);
  * integrator produced; the velocities change by the correction / h.  Returns the
  * number of sweeps used. */
 int sim_strain_limit(sim_world *w, float h);
+
+/* ---- obstacle.c ---- */
+
+/* Copies the definition (and tessellates a box into 8 vertices and 12 triangles);
+ * false on invalid input or out of memory, leaving o empty. */
+bool sim_obstacle_init(sim_obstacle *o, const sim_obstacle_def *def);
+void sim_obstacle_fini(sim_obstacle *o);
+/* True for the shapes that collide through triangles (box, mesh). */
+bool sim_obstacle_has_triangles(const sim_obstacle *o);
+/* The pose t seconds after the current one, under the constant velocities (exact
+ * rotation about the position). */
+void sim_obstacle_pose_at(const sim_obstacle *o, float t, vec3 out_position, versor out_orientation);
+/* Moves the current pose t seconds on. */
+void sim_obstacle_advance(sim_obstacle *o, float t);
+/* World positions of the obstacle's triangle vertices at a pose; w = 0 (infinite mass). */
+void sim_obstacle_world_vertices(const sim_obstacle *o, const vec3 position, const versor orientation, vec4 *out);
+/* Signed distance from p to the obstacle's surface at a pose (negative inside; for an
+ * open mesh, the unsigned distance) and the outward unit normal at the closest point. */
+float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const versor orientation, const vec3 p,
+                            vec3 out_normal);
+/* Velocity of the obstacle's material point at p (linear + angular x (p - position)). */
+void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out);
+
+/* ---- bvh.c ---- */
+
+sim_bvh *sim_bvh_create(void);
+void sim_bvh_destroy(sim_bvh *bvh);
+/* Fits the hierarchy to triangles tris[0, count) (3 vertex indices each into x0 and
+ * x1): every leaf box encloses its triangle at x0 and at x1, inflated by margin.  The
+ * first call (or a different count) builds; later calls refit, and rebuild by
+ * themselves once refitting has let the tree's quality degrade (the summed surface area
+ * of the internal boxes grown past twice that of the last build).  false when out of
+ * memory. */
+bool sim_bvh_update(sim_bvh *bvh, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin);
+/* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
+ * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
+typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
+void sim_bvh_self_pairs(const sim_bvh *bvh, sim_bvh_pair_fn fn, void *user);
+void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+/* Builds since creation (refits do not count), for the benchmark. */
+int sim_bvh_build_count(const sim_bvh *bvh);
+
+/* ---- collide.c ---- */
+
+sim_collide *sim_collide_create(void);
+void sim_collide_destroy(sim_collide *c);
+/* The collision pipeline for one substep of length h: the particles moved from
+ * w->x_start to w->x (velocities w->v) under internal dynamics; obstacles move from their
+ * current pose over h.  Contact impulses at the start, then continuous collision
+ * impulses, then rigid impact zones until the end of the substep is free of the
+ * collisions it can detect; x and v are corrected in place.  Adds its counts and stage
+ * timings to st.  SIM_ERROR_OUT_OF_MEMORY when a buffer could not grow. */
+sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);

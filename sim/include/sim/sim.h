@@ -92,6 +92,11 @@ typedef struct sim_world_def {
 	 * blowup_speed (m/s). */
 	float blowup_strain;
 	float blowup_speed;
+	/* Collisions (Bridson, Fedkiw and Anderson 2002): cloth against obstacles, other
+	 * cloth and itself.  Thickness and friction come from the materials. */
+	bool collisions;           /* default true */
+	bool self_collisions;      /* cloth against itself and other cloth, default true */
+	int collision_iterations;  /* CCD impulse sweeps before the impact-zone fail-safe, default 8 */
 } sim_world_def;
 
 sim_world_def sim_world_def_default(void);
@@ -140,6 +145,11 @@ enum sim_stage {
 	SIM_STAGE_SOLVE,       /* integrator update and linear solve */
 	SIM_STAGE_STRAIN,      /* Provot strain limiting */
 	SIM_STAGE_CHECK,       /* blow-up check and diagnostics */
+	SIM_STAGE_REFIT,       /* collision: bounding volume hierarchy refit or rebuild */
+	SIM_STAGE_BROAD,       /* collision: candidate pairs from the hierarchy */
+	SIM_STAGE_PROXIMITY,   /* collision: contact (repulsion and friction) impulses */
+	SIM_STAGE_CCD,         /* collision: continuous detection and collision impulses */
+	SIM_STAGE_FAILSAFE,    /* collision: rigid impact zones */
 	SIM_STAGE_COUNT
 };
 
@@ -151,6 +161,10 @@ typedef struct sim_stats {
 	int cg_iterations;     /* implicit Euler: iterations of the last solve */
 	float cg_residual;     /* implicit Euler: relative residual of the last solve */
 	int strain_iterations; /* Provot sweeps used in the last substep */
+	int contacts;          /* proximity pairs that got a repulsion impulse (summed over substeps) */
+	int collisions;        /* CCD pairs that got a collision impulse (summed over substeps) */
+	int impact_zones;      /* fail-safe rigid impact zones formed (summed over substeps) */
+	int largest_zone;      /* vertices in the largest impact zone of the step */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
 } sim_stats;
 
@@ -244,6 +258,53 @@ sim_result sim_world_attachment_set_target(sim_world *world, int attachment, con
  * negated), in N. */
 sim_result sim_world_attachment_force(const sim_world *world, int attachment, vec3 out_force);
 sim_result sim_world_detach(sim_world *world, int attachment);
+
+/* ---- obstacles ------------------------------------------------------------------------------ */
+
+/* Rigid obstacles have infinite mass.  A kinematic one moves with a constant linear and
+ * angular velocity (about its position) until changed; a static one has both zero. */
+typedef enum sim_shape {
+	SIM_SHAPE_PLANE,   /* half-space below the plane through position with normal local +y */
+	SIM_SHAPE_SPHERE,  /* radius */
+	SIM_SHAPE_BOX,     /* half_extents, in the local frame */
+	SIM_SHAPE_CAPSULE, /* radius around the segment from -half_height to +half_height on local y */
+	SIM_SHAPE_MESH,    /* a rigid triangle mesh (a closed one encloses a solid) */
+	SIM_SHAPE_COUNT
+} sim_shape;
+
+typedef struct sim_obstacle_def {
+	const char *name;
+	sim_shape shape;
+	vec3 position;
+	versor orientation;     /* cglm quaternion x, y, z, w; default identity */
+	vec3 half_extents;      /* box */
+	float radius;           /* sphere, capsule */
+	float half_height;      /* capsule */
+	int vertex_count;       /* mesh, in the local frame */
+	const float *positions; /* 3 floats per vertex */
+	int triangle_count;
+	const int *triangles;   /* 3 indices per triangle, counter-clockwise seen from outside */
+	vec3 velocity;          /* m/s */
+	vec3 angular_velocity;  /* rad/s, about position */
+	float friction;         /* Coulomb coefficient; a cloth pair uses sqrt(mu_cloth mu_obstacle) */
+	float thickness;        /* m, added to the cloth's own */
+} sim_obstacle_def;
+
+sim_obstacle_def sim_obstacle_def_default(sim_shape shape);
+/* Returns the obstacle index (>= 0) or a negative sim_result. */
+int sim_world_add_obstacle(sim_world *world, const sim_obstacle_def *def);
+int sim_world_obstacle_count(const sim_world *world);
+const sim_obstacle_def *sim_world_obstacle(const sim_world *world, int obstacle);
+sim_result sim_world_set_obstacle_motion(sim_world *world, int obstacle, const vec3 velocity,
+                                         const vec3 angular_velocity);
+/* The obstacle's current pose (it moves with its velocities as the world steps). */
+sim_result sim_world_obstacle_pose(const sim_world *world, int obstacle, vec3 out_position, versor out_orientation);
+
+/* Counts, for the current state, pairs of cloth triangles that share no vertex and
+ * intersect (exact predicates), and cloth vertices inside an obstacle (deeper than
+ * 1e-6 m below its surface).  Either pointer may be NULL.  Costs a hierarchy traversal:
+ * a check for tests and `tela run --check`, not for every frame. */
+void sim_world_check(const sim_world *world, int *out_intersections, int *out_vertices_inside);
 
 /* ---- stepping ------------------------------------------------------------------------------- */
 
