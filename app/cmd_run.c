@@ -30,6 +30,8 @@ typedef struct run_options {
 	float wind[3], gravity[3];
 	double cg_tolerance;
 	bool quiet;
+	bool check;
+	bool no_collisions, no_self_collisions;
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -83,6 +85,15 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			takes = false;
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
+			takes = false;
+		} else if (strcmp(a, "--check") == 0) {
+			o->check = true;
+			takes = false;
+		} else if (strcmp(a, "--no-collisions") == 0) {
+			o->no_collisions = true;
+			takes = false;
+		} else if (strcmp(a, "--no-self-collisions") == 0) {
+			o->no_self_collisions = true;
 			takes = false;
 		} else if (!takes_value(a)) {
 			return cli_usage_error("run", "unknown option '%s'", a);
@@ -165,12 +176,15 @@ static int export_meshes(const sim_world *w, const char *dir, long step)
 	return EXIT_TELA_OK;
 }
 
-static void write_stats_row(FILE *fp, long step, const sim_world *w, double step_us)
+static void write_stats_row(FILE *fp, long step, const sim_world *w, double step_us, const int *check)
 {
 	const sim_stats *s = sim_world_stats(w);
-	fprintf(fp, "%ld,%.9g,%.9g,%.9g,%.9g,%.7g,%.7g,%d,%d,%.3f\n", step, sim_world_time(w), s->kinetic,
-	        s->potential, s->kinetic + s->potential, s->max_strain, s->mean_strain, s->cg_iterations,
-	        s->strain_iterations, step_us);
+	fprintf(fp, "%ld,%.9g,%.9g,%.9g,%.9g,%.7g,%.7g,%d,%d,%.3f", step, sim_world_time(w), s->kinetic, s->potential,
+	        s->kinetic + s->potential, s->max_strain, s->mean_strain, s->cg_iterations, s->strain_iterations, step_us);
+	if (check)
+		fprintf(fp, ",%d,%d,%d,%d,%d,%d", s->contacts, s->collisions, s->impact_zones, s->self_contacts, check[0],
+		        check[1]);
+	fputc('\n', fp);
 }
 
 int cmd_run(int argc, char **argv)
@@ -206,6 +220,10 @@ int cmd_run(int argc, char **argv)
 		memcpy(def.gravity, o.gravity, sizeof def.gravity);
 	if (o.have_cg)
 		def.cg_tolerance = (float)o.cg_tolerance;
+	if (o.no_collisions)
+		def.collisions = false;
+	if (o.no_self_collisions)
+		def.self_collisions = false;
 	if (sim_world_set_def(w, &def) != SIM_OK) {
 		sim_world_destroy(&w);
 		return cli_usage_error("run", "the options give an invalid world definition");
@@ -223,7 +241,8 @@ int cmd_run(int argc, char **argv)
 			return EXIT_TELA_IO;
 		}
 		fprintf(stats, "step,t,kinetic,potential,total,max_strain,mean_strain,cg_iterations,strain_iterations,"
-		               "step_us\n");
+		               "step_us%s\n",
+		        o.check ? ",contacts,collisions,impact_zones,self_contacts,intersections,vertices_inside" : "");
 	}
 	if (o.stl_dir) {
 		int err = cli_mkdirs(o.stl_dir);
@@ -238,6 +257,8 @@ int cmd_run(int argc, char **argv)
 	int64_t wall0 = cli_now_ns();
 	long done = 0;
 	double max_strain_seen = 0.0;
+	long contacts = 0, collisions = 0, zones = 0, self = 0, bad_steps = 0, first_bad = -1;
+	int worst[2] = {0, 0};
 	for (; done < steps && rc == EXIT_TELA_OK; done++) {
 		int64_t t0 = cli_now_ns();
 		sim_result r = sim_world_step(w, dt);
@@ -259,8 +280,23 @@ int cmd_run(int argc, char **argv)
 		}
 		if (sim_world_stats(w)->max_strain > max_strain_seen)
 			max_strain_seen = sim_world_stats(w)->max_strain;
+		contacts += sim_world_stats(w)->contacts;
+		collisions += sim_world_stats(w)->collisions;
+		zones += sim_world_stats(w)->impact_zones;
+		self += sim_world_stats(w)->self_contacts;
+		int check[2] = {0, 0};
+		if (o.check) {
+			sim_world_check(w, &check[0], &check[1]);
+			if (check[0] || check[1]) {
+				bad_steps++;
+				if (first_bad < 0) {
+					first_bad = done + 1;
+					worst[0] = check[0], worst[1] = check[1];
+				}
+			}
+		}
 		if (stats)
-			write_stats_row(stats, done + 1, w, us);
+			write_stats_row(stats, done + 1, w, us, o.check ? check : NULL);
 		if (o.stl_dir && (done + 1) % o.every == 0)
 			rc = export_meshes(w, o.stl_dir, done + 1);
 	}
@@ -273,6 +309,13 @@ int cmd_run(int argc, char **argv)
 				rc = EXIT_TELA_IO;
 		}
 	}
+	if (rc == EXIT_TELA_OK && o.check && bad_steps) {
+		fprintf(stderr,
+		        "tela run: %s: --check failed in %ld of %ld steps; first at step %ld: %d intersecting triangle "
+		        "pairs, %d vertices inside obstacles\n",
+		        o.scene, bad_steps, done, first_bad, worst[0], worst[1]);
+		rc = EXIT_TELA_BLOWUP;
+	}
 	if (rc == EXIT_TELA_OK && !o.quiet) {
 		const sim_stats *s = sim_world_stats(w);
 		printf("scene %s: %s, dt %g s x %d substeps, %ld steps (%.3f s simulated) in %.3f s wall\n", o.scene,
@@ -280,6 +323,9 @@ int cmd_run(int argc, char **argv)
 		printf("vertices %d, kinetic %.6g J, potential %.6g J, max strain %.4f (peak %.4f), mean strain %.4f\n",
 		       sim_world_vertex_count(w), s->kinetic, s->potential, (double)s->max_strain, max_strain_seen,
 		       (double)s->mean_strain);
+		printf("contacts %ld, collisions %ld (cloth with cloth %ld), impact zones %ld%s\n", contacts, collisions,
+		       self, zones,
+		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
 	}
 	sim_world_destroy(&w);

@@ -138,6 +138,8 @@ struct sim_world {
 	sim_obstacle *obstacles;
 	sim_collide *collide;
 	vec4 *x_start;        /* positions at the start of the substep (collision pipeline) */
+	vec4 *pose_save;      /* obstacle poses at the start of a step (position, orientation) */
+	int pose_save_capacity;
 
 	/* constraints */
 	int block_count, block_capacity;
@@ -233,7 +235,8 @@ int sim_strain_limit(sim_world *w, float h);
  * false on invalid input or out of memory, leaving o empty. */
 bool sim_obstacle_init(sim_obstacle *o, const sim_obstacle_def *def);
 void sim_obstacle_fini(sim_obstacle *o);
-/* True for the shapes that collide through triangles (box, mesh). */
+/* True for the shapes that collide through triangles (plane, box, mesh); a plane's are
+ * a 200 m square. */
 bool sim_obstacle_has_triangles(const sim_obstacle *o);
 /* The pose t seconds after the current one, under the constant velocities (exact
  * rotation about the position). */

@@ -76,6 +76,9 @@ sim_world_def sim_world_def_default(void)
 		.cg_max_iterations = 200,
 		.blowup_strain = 5.0f,
 		.blowup_speed = 200.0f,
+		.collisions = true,
+		.self_collisions = true,
+		.collision_iterations = 8,
 	};
 }
 
@@ -108,7 +111,8 @@ static bool def_valid(const sim_world_def *d)
 	       isfinite(d->lift_coefficient) && (unsigned)d->integrator < SIM_INTEGRATOR_COUNT && d->substeps >= 1 &&
 	       isfinite(d->strain_tau) && d->strain_tau > 0.0f && d->strain_iterations >= 0 &&
 	       isfinite(d->cg_tolerance) && d->cg_tolerance > 0.0f && d->cg_max_iterations >= 1 &&
-	       d->blowup_strain > 0.0f && d->blowup_speed > 0.0f;
+	       d->blowup_strain > 0.0f && d->blowup_speed > 0.0f && d->collision_iterations >= 0 &&
+	       d->collision_iterations <= 1000;
 }
 
 /* ---- storage -------------------------------------------------------------------------------- */
@@ -138,7 +142,7 @@ static bool reserve_vertices(sim_world *w, int needed)
 		cap *= 2;
 	vec4 **v4[] = {&w->x, &w->v, &w->x_prev, &w->rest, &w->ext_force, &w->vc, &w->presc_v, &w->f,
 	               &w->tmp_x, &w->tmp_v, &w->acc_x, &w->acc_v, &w->kang_dv, &w->save_x, &w->save_v,
-	               &w->save_presc_v};
+	               &w->save_presc_v, &w->x_start};
 	for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
 		void *q = realloc(*v4[i], sizeof(vec4) * (size_t)cap);
 		if (!q)
@@ -187,7 +191,10 @@ sim_world *sim_world_create(const sim_world_def *def)
 		return NULL;
 	w->def = d;
 	w->implicit = sim_implicit_create();
-	if (!w->implicit) {
+	w->collide = sim_collide_create();
+	if (!w->implicit || !w->collide) {
+		sim_implicit_destroy(w->implicit);
+		sim_collide_destroy(w->collide);
 		free(w);
 		return NULL;
 	}
@@ -210,6 +217,12 @@ void sim_world_destroy(sim_world **world)
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	sim_implicit_destroy(w->implicit);
+	sim_collide_destroy(w->collide);
+	for (int k = 0; k < w->obstacle_count; k++)
+		sim_obstacle_fini(&w->obstacles[k]);
+	free(w->obstacles);
+	free(w->x_start);
+	free(w->pose_save);
 	free(w);
 	*world = NULL;
 }
@@ -1025,6 +1038,13 @@ static void restore_state(sim_world *w, bool constraints)
 	sim_implicit_forget(w->implicit);
 }
 
+/* The pipeline runs when there is something to collide: an obstacle, or cloth that may
+ * meet itself. */
+static bool collisions_active(const sim_world *w)
+{
+	return w->def.collisions && (w->obstacle_count > 0 || (w->def.self_collisions && w->triangle_count > 0));
+}
+
 sim_result sim_world_step(sim_world *w, float dt)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
@@ -1049,11 +1069,27 @@ sim_result sim_world_step(sim_world *w, float dt)
 	st->cg_residual = 0.0f;
 	st->strain_iterations = 0;
 
+	st->contacts = st->collisions = st->impact_zones = st->largest_zone = st->self_contacts = 0;
+	bool colliding = collisions_active(w);
+	/* obstacle poses at the start, for a rollback (the array grows once per new obstacle) */
+	if (w->obstacle_count > w->pose_save_capacity) {
+		vec4 *q = realloc(w->pose_save, sizeof(vec4) * 2 * (size_t)w->obstacle_count);
+		if (!q)
+			return SIM_ERROR_OUT_OF_MEMORY;
+		w->pose_save = q;
+		w->pose_save_capacity = w->obstacle_count;
+	}
+	for (int k = 0; k < w->obstacle_count; k++) {
+		glm_vec3_copy(w->obstacles[k].position, w->pose_save[2 * k]);
+		glm_vec4_copy(w->obstacles[k].orientation, w->pose_save[2 * k + 1]);
+	}
 	sim_result result = SIM_OK;
 	for (int s = 0; s < substeps && result == SIM_OK; s++) {
 		int64_t t_start = sim_now_ns();
 		double forces_before = st->stage_us[SIM_STAGE_FORCES];
 		apply_constraints(w, t0 + (double)dt * s / substeps, h);
+		if (colliding)
+			memcpy(w->x_start, w->x, sizeof(vec4) * (size_t)w->n);
 		sim_integrator integ = w->def.integrator;
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
 			sim_reset_history(w, h);
@@ -1069,6 +1105,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 			st->strain_iterations = sim_strain_limit(w, h);
 			st->stage_us[SIM_STAGE_STRAIN] += (double)(sim_now_ns() - t_solved) * 1e-3;
 		}
+		if (colliding && result == SIM_OK)
+			result = sim_collide_substep(w, h, st);
+		for (int k = 0; k < w->obstacle_count; k++)
+			sim_obstacle_advance(&w->obstacles[k], h);
 	}
 	int64_t t_check = sim_now_ns();
 	w->stats_fresh = false;
@@ -1076,6 +1116,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 		result = SIM_ERROR_BLOWUP;
 	if (result != SIM_OK) {
 		restore_state(w, blocks_pending);
+		for (int k = 0; k < w->obstacle_count; k++) {
+			glm_vec3_copy(w->pose_save[2 * k], w->obstacles[k].position);
+			glm_vec4_copy(w->pose_save[2 * k + 1], w->obstacles[k].orientation);
+		}
 		w->block_cursor = cursor0;
 		w->time = t0;
 		return result;

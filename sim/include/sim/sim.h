@@ -164,6 +164,7 @@ typedef struct sim_stats {
 	int contacts;          /* proximity pairs that got a repulsion impulse (summed over substeps) */
 	int collisions;        /* CCD pairs that got a collision impulse (summed over substeps) */
 	int impact_zones;      /* fail-safe rigid impact zones formed (summed over substeps) */
+	int self_contacts;     /* of contacts and collisions, those between cloth vertices only */
 	int largest_zone;      /* vertices in the largest impact zone of the step */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
 } sim_stats;

@@ -1,0 +1,564 @@
+/* Axis-aligned bounding box tree over triangles: the collision broad phase.
+ *
+ * Layout.  Nodes live in one array in the order the top-down build creates them
+ * (pre-order): a node's left child is the node right after it and its right child is
+ * named by index, so every child comes after its parent and one backward sweep over
+ * the array refits the whole tree bottom-up, with no stack and no pointers.  Node boxes
+ * (32 bytes, vector aligned) are kept apart from the links so that the traversal's
+ * overlap tests stream through boxes only.
+ *
+ * Leaves hold up to four triangles, their boxes stored lane by lane (structure of
+ * arrays) so that one box is tested against a whole leaf with one vector compare per
+ * coordinate, and a leaf pair's 16 outcomes are gathered into a bit mask before any
+ * pair is reported (no branch per outcome).  On a 33 x 33 cloth (2048 triangles, 3 mm
+ * margin) four per leaf measured about twice as fast as one or two for refit plus self
+ * traversal; the reported pairs are the exact set of overlapping triangle boxes either
+ * way, since every lane is tested.
+ *
+ * Build.  Top-down: a node's triangles are split at the median of their box centres
+ * along the longest axis of the centres' bounds (ties: x before y before z).  The median
+ * is taken under the total order (centre coordinate, triangle index), so the split is
+ * unique even when many centres coincide (all identical centres still split in halves),
+ * and the tree depends only on the input, never on the selection algorithm's path.
+ * Halving keeps the height below 30 for any int count.
+ *
+ * Boxes.  Each triangle's box encloses its three vertices at x0 and at x1 (the swept
+ * box of linear motion between them, as continuous detection needs) inflated by the
+ * margin on every side.  Boxes are closed: touching boxes overlap.
+ *
+ * Rebuild rule.  Refitting keeps the tree correct but not tight: triangles that were
+ * close when it was built drift apart and their parents' boxes swell.  The summed
+ * surface area of the internal boxes measures that (it is what a traversal pays for,
+ * roughly, under the usual surface-area argument); sim_bvh_update rebuilds once it
+ * exceeds twice its value right after the last build.  A rigid translation of the whole
+ * set leaves it unchanged, so a falling cloth is only refitted; crumpling or
+ * stretching it past the rule's factor rebuilds.  A tree of one leaf has no internal
+ * box and never rebuilds (it cannot get worse); one whose internal area was 0 at build
+ * time (every triangle at one point) rebuilds at any growth.
+ *
+ * Traversal.  A node pair of one tree with itself splits into both children with
+ * themselves and the two children with each other, so every unordered triangle pair
+ * is reached exactly once, under the node where the two part.  Pairs of distinct
+ * internal nodes open both at once (on a median-split tree the two are of one size;
+ * this measured faster than opening only the bigger one).  Only overlapping pairs are
+ * pushed.  The order of the reports depends only on the tree and the boxes. */
+#include "sim_internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__) && !defined(BVH_NO_SSE)
+#include <emmintrin.h>
+#define BVH_SSE 1
+#else
+#define BVH_SSE 0
+#endif
+
+/* Triangles per leaf at most; the leaf layout below is four lanes wide. */
+#define BVH_LEAF_SIZE 4
+
+/* Height of a median-split tree of at most INT_MAX triangles, rounded up. */
+#define BVH_MAX_HEIGHT 32
+
+/* Traversal stacks live on the C stack and have a fixed size, so the traversals take
+ * a const tree, allocate nothing and cannot fail.  The bound: a traversal is a
+ * depth-first walk.  Visiting a node with itself pushes three entries and goes one level
+ * down (two left pending); visiting two internal nodes pushes four and goes one level
+ * down in both (three pending); an internal node and a leaf push two and go one level
+ * down in one of them (one pending).  Along any walk from the root that is at most
+ * 2 d + 3 (H - d) + 1 <= 3 H + 1 entries for d self visits and height H. */
+#define BVH_STACK (3 * BVH_MAX_HEIGHT + 1)
+
+/* A node's box.  Lane 3 pads it to four floats (lo = hi = 0, neutral in the overlap
+ * test) so that refits and overlap tests are whole-vector operations.  The vector loads
+ * are unaligned ones (no cost on aligned data), so nothing depends on what alignment
+ * malloc gives. */
+typedef struct bvh_box {
+	_Alignas(16) float lo[4];
+	float hi[4];
+} bvh_box;
+
+/* A leaf's triangle boxes, one per lane (structure of arrays), so that one box is tested
+ * against all four at once.  Unused lanes hold NaN, which fails every comparison. */
+typedef struct bvh_leaf {
+	_Alignas(16) float lo[3][4];
+	float hi[3][4];
+	int tri[4];  /* triangle index per lane (-1 when unused) */
+	int count;   /* lanes in use, 1 to 4 */
+	int node;    /* the leaf's node */
+} bvh_leaf;
+
+/* A triangle as the build sorts it: its key (box centre) next to its index, so that
+ * the selection compares and moves 16 contiguous bytes instead of chasing indices. */
+typedef struct bvh_item {
+	float c[3];
+	int tri;
+} bvh_item;
+
+typedef struct bvh_link {
+	int index; /* internal: the right child (the left one is this node + 1); leaf: the leaf */
+	int leaf;  /* 1 for a leaf, 0 for an internal node */
+} bvh_link;
+
+struct sim_bvh {
+	int count;       /* triangles of the current tree; -1 before the first build */
+	int node_count, leaf_count;
+	int capacity;    /* triangles the buffers below can hold */
+	bvh_box *node_box; /* capacity (a tree of n >= 2 triangles has at most n - 1 nodes) */
+	bvh_link *link;    /* capacity */
+	bvh_leaf *leaves;  /* capacity / 2 + 1 (every leaf but a lone root holds two or more) */
+	bvh_item *items;   /* build scratch: the triangles with their keys */
+	double build_area; /* summed internal half-areas right after the last build */
+	int builds;
+};
+
+sim_bvh *sim_bvh_create(void)
+{
+	sim_bvh *b = calloc(1, sizeof *b);
+	if (b)
+		b->count = -1;
+	return b;
+}
+
+void sim_bvh_destroy(sim_bvh *b)
+{
+	if (!b)
+		return;
+	free(b->node_box);
+	free(b->link);
+	free(b->leaves);
+	free(b->items);
+	free(b);
+}
+
+int sim_bvh_build_count(const sim_bvh *b)
+{
+	return b->builds;
+}
+
+/* Grows every buffer to hold count triangles.  realloc keeps the contents, so a failure
+ * part way leaves the current tree intact (some buffers merely larger). */
+static bool reserve(sim_bvh *b, int count)
+{
+	if (count <= b->capacity)
+		return true;
+	size_t n = (size_t)count;
+	bvh_box *node_box = realloc(b->node_box, n * sizeof *node_box);
+	if (!node_box)
+		return false;
+	b->node_box = node_box;
+	bvh_link *link = realloc(b->link, n * sizeof *link);
+	if (!link)
+		return false;
+	b->link = link;
+	bvh_leaf *leaves = realloc(b->leaves, (n / 2 + 1) * sizeof *leaves);
+	if (!leaves)
+		return false;
+	b->leaves = leaves;
+	bvh_item *items = realloc(b->items, n * sizeof *items);
+	if (!items)
+		return false;
+	b->items = items;
+	b->capacity = count;
+	return true;
+}
+
+/* The box of triangle t over x0 and x1, inflated by margin.  The loop runs over all four
+ * lanes of the vec4s (w included, then overwritten) so that it compiles to vector min
+ * and max. */
+static inline void triangle_box(const int *t, const vec4 *x0, const vec4 *x1, float margin, bvh_box *out)
+{
+	const float *p0 = x0[t[0]], *p1 = x0[t[1]], *p2 = x0[t[2]];
+	const float *q0 = x1[t[0]], *q1 = x1[t[1]], *q2 = x1[t[2]];
+	bvh_box box;
+	for (int a = 0; a < 4; a++) {
+		float l = p0[a], h = p0[a];
+		l = p1[a] < l ? p1[a] : l;
+		h = p1[a] > h ? p1[a] : h;
+		l = p2[a] < l ? p2[a] : l;
+		h = p2[a] > h ? p2[a] : h;
+		l = q0[a] < l ? q0[a] : l;
+		h = q0[a] > h ? q0[a] : h;
+		l = q1[a] < l ? q1[a] : l;
+		h = q1[a] > h ? q1[a] : h;
+		l = q2[a] < l ? q2[a] : l;
+		h = q2[a] > h ? q2[a] : h;
+		box.lo[a] = l - margin;
+		box.hi[a] = h + margin;
+	}
+	box.lo[3] = 0.0f;
+	box.hi[3] = 0.0f;
+	*out = box;
+}
+
+static inline void box_union(const bvh_box *a, const bvh_box *b, bvh_box *out)
+{
+	bvh_box u;
+	for (int k = 0; k < 4; k++) {
+		u.lo[k] = b->lo[k] < a->lo[k] ? b->lo[k] : a->lo[k];
+		u.hi[k] = b->hi[k] > a->hi[k] ? b->hi[k] : a->hi[k];
+	}
+	*out = u;
+}
+
+static inline void set_lane(bvh_leaf *leaf, int k, const bvh_box *box)
+{
+	for (int a = 0; a < 3; a++) {
+		leaf->lo[a][k] = box->lo[a];
+		leaf->hi[a][k] = box->hi[a];
+	}
+}
+
+/* Every leaf's lanes and its node's box, at the given positions. */
+static void fit_leaves(sim_bvh *b, const int *tris, const vec4 *x0, const vec4 *x1, float margin)
+{
+	for (int l = 0; l < b->leaf_count; l++) {
+		bvh_leaf *leaf = &b->leaves[l];
+		bvh_box u, box;
+		triangle_box(tris + 3 * (size_t)leaf->tri[0], x0, x1, margin, &u);
+		set_lane(leaf, 0, &u);
+		for (int k = 1; k < leaf->count; k++) {
+			triangle_box(tris + 3 * (size_t)leaf->tri[k], x0, x1, margin, &box);
+			set_lane(leaf, k, &box);
+			box_union(&u, &box, &u);
+		}
+		b->node_box[leaf->node] = u;
+	}
+}
+
+/* Half the surface area of a box, the quantity the rebuild rule sums. */
+static double half_area(const bvh_box *box)
+{
+	double dx = (double)box->hi[0] - box->lo[0], dy = (double)box->hi[1] - box->lo[1];
+	double dz = (double)box->hi[2] - box->lo[2];
+	return dx * dy + dy * dz + dz * dx;
+}
+
+/* Internal boxes from their children, children before parents (the reverse of build
+ * order); returns the summed half-area of the internal boxes. */
+static double fit_nodes(sim_bvh *b)
+{
+	bvh_box *nb = b->node_box;
+	const bvh_link *link = b->link;
+	double area = 0.0;
+	for (int i = b->node_count - 1; i >= 0; i--) {
+		if (link[i].leaf)
+			continue;
+		box_union(&nb[i + 1], &nb[link[i].index], &nb[i]);
+		area += half_area(&nb[i]);
+	}
+	return area;
+}
+
+/* The build's total order: centre coordinate, then triangle index, as one integer.
+ * Flipping the float's bits (all of them for a negative number, the sign for a
+ * positive one) makes unsigned order agree with float order (-0 just below +0), and
+ * the index below breaks ties, so no two triangles compare equal and the median split
+ * is unique.  One integer compare also keeps the partition loop free of branches. */
+static inline uint64_t item_key(const bvh_item *it, int axis)
+{
+	uint32_t bits;
+	memcpy(&bits, &it->c[axis], sizeof bits);
+	bits ^= (0u - (bits >> 31)) | 0x80000000u;
+	return (uint64_t)bits << 32 | (uint32_t)it->tri;
+}
+
+static inline void swap_item(bvh_item *a, bvh_item *b)
+{
+	bvh_item t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Rearranges v[0, n) so that v[k] is the element of rank k and everything before it
+ * ranks lower, everything after it higher: quickselect with a median-of-three pivot
+ * (sorted input, common for grids, stays linear) and a branch-free Lomuto partition
+ * (the keys' comparisons are unpredictable, so a branching partition mispredicts about
+ * every other element). */
+static void select_rank(bvh_item *v, int n, int k, int axis)
+{
+	int lo = 0, hi = n - 1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (item_key(&v[mid], axis) < item_key(&v[lo], axis))
+			swap_item(&v[mid], &v[lo]);
+		if (item_key(&v[hi], axis) < item_key(&v[lo], axis))
+			swap_item(&v[hi], &v[lo]);
+		if (item_key(&v[mid], axis) < item_key(&v[hi], axis))
+			swap_item(&v[mid], &v[hi]);
+		/* v[hi] is now the median of the three: the pivot. */
+		uint64_t pivot = item_key(&v[hi], axis);
+		int store = lo;
+		for (int i = lo; i < hi; i++) {
+			/* v[lo, store) < pivot < v[store, i); x joins the lower part or stays
+			 * above it, by the swap and the increment, never by a branch. */
+			bvh_item x = v[i];
+			int below = item_key(&x, axis) < pivot;
+			v[i] = v[store];
+			v[store] = x;
+			store += below;
+		}
+		swap_item(&v[store], &v[hi]);
+		if (k == store)
+			return;
+		if (k < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+}
+
+/* Builds the subtree over items[first, first + count); returns its height. */
+static int build_node(sim_bvh *b, int first, int count)
+{
+	int self = b->node_count++;
+	if (count <= BVH_LEAF_SIZE) {
+		int l = b->leaf_count++;
+		bvh_leaf *leaf = &b->leaves[l];
+		for (int a = 0; a < 3; a++)
+			for (int k = 0; k < 4; k++)
+				leaf->lo[a][k] = leaf->hi[a][k] = NAN;
+		for (int k = 0; k < 4; k++)
+			leaf->tri[k] = k < count ? b->items[first + k].tri : -1;
+		leaf->count = count;
+		leaf->node = self;
+		b->link[self] = (bvh_link){l, 1};
+		return 0;
+	}
+	bvh_item *v = b->items + first;
+	float lo[3], hi[3];
+	for (int a = 0; a < 3; a++)
+		lo[a] = hi[a] = v[0].c[a];
+	for (int k = 1; k < count; k++)
+		for (int a = 0; a < 3; a++) {
+			float c = v[k].c[a];
+			lo[a] = c < lo[a] ? c : lo[a];
+			hi[a] = c > hi[a] ? c : hi[a];
+		}
+	int axis = 0;
+	for (int a = 1; a < 3; a++)
+		if (hi[a] - lo[a] > hi[axis] - lo[axis])
+			axis = a;
+	int half = count / 2;
+	select_rank(v, count, half, axis);
+	int hl = build_node(b, first, half);
+	int right = b->node_count;
+	int hr = build_node(b, first + half, count - half);
+	b->link[self] = (bvh_link){right, 0};
+	return 1 + (hl > hr ? hl : hr);
+}
+
+/* Builds over tris[0, count); the buffers must hold count triangles.  Cannot fail. */
+static void build(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
+{
+	b->count = count;
+	b->node_count = 0;
+	b->leaf_count = 0;
+	/* The key is the centre of the triangle's box; the margin moves both sides
+	 * equally, so it is left out. */
+	for (int t = 0; t < count; t++) {
+		bvh_box box;
+		triangle_box(tris + 3 * (size_t)t, x0, x1, 0.0f, &box);
+		for (int a = 0; a < 3; a++) {
+			float c = 0.5f * (box.lo[a] + box.hi[a]);
+			/* NaN would break the total order the selection relies on. */
+			b->items[t].c[a] = c == c ? c : 0.0f;
+		}
+		b->items[t].tri = t;
+	}
+	if (count > 0) {
+		int height = build_node(b, 0, count);
+		assert(height <= BVH_MAX_HEIGHT);
+		(void)height;
+	}
+	fit_leaves(b, tris, x0, x1, margin);
+	b->build_area = fit_nodes(b);
+	b->builds++;
+}
+
+bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
+{
+	if (count < 0)
+		count = 0;
+	if (count != b->count) {
+		if (!reserve(b, count < 2 ? 2 : count)) {
+			/* The old tree indexes a different triangle set: empty it rather than let
+			 * a traversal report triangles that may not exist.  A later call builds. */
+			b->count = -1;
+			b->node_count = 0;
+			b->leaf_count = 0;
+			return false;
+		}
+		build(b, tris, count, x0, x1, margin);
+		return true;
+	}
+	fit_leaves(b, tris, x0, x1, margin);
+	double area = fit_nodes(b);
+	if (area > 2.0 * b->build_area)
+		build(b, tris, count, x0, x1, margin);
+	return true;
+}
+
+/* Closed boxes overlap: all eight lane tests at once, one well-predicted branch for
+ * the caller instead of a chain of six that mispredict on cluttered input.  The vector
+ * compare is the same IEEE <= as the scalar one (false with NaN), so both paths agree. */
+static inline bool overlap(const bvh_box *a, const bvh_box *b)
+{
+#if BVH_SSE
+	__m128 in = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(a->lo), _mm_loadu_ps(b->hi)),
+	                       _mm_cmple_ps(_mm_loadu_ps(b->lo), _mm_loadu_ps(a->hi)));
+	return _mm_movemask_ps(in) == 0xf;
+#else
+	int r = 1;
+	for (int k = 0; k < 4; k++)
+		r &= (a->lo[k] <= b->hi[k]) & (b->lo[k] <= a->hi[k]);
+	return r != 0;
+#endif
+}
+
+/* Bit k set when lane i of leaf a overlaps lane k of leaf b (unused lanes never do). */
+static inline unsigned lane_overlaps(const bvh_leaf *a, int i, const bvh_leaf *b)
+{
+#if BVH_SSE
+	__m128 in = _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(a->lo[0][i]), _mm_loadu_ps(b->hi[0])),
+	                       _mm_cmple_ps(_mm_loadu_ps(b->lo[0]), _mm_set1_ps(a->hi[0][i])));
+	for (int c = 1; c < 3; c++)
+		in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(a->lo[c][i]), _mm_loadu_ps(b->hi[c])),
+		                               _mm_cmple_ps(_mm_loadu_ps(b->lo[c]), _mm_set1_ps(a->hi[c][i]))));
+	return (unsigned)_mm_movemask_ps(in);
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 1;
+		for (int c = 0; c < 3; c++)
+			r &= (a->lo[c][i] <= b->hi[c][k]) & (b->lo[c][k] <= a->hi[c][i]);
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
+/* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
+ * are all made before any report, so their unpredictable outcomes cost no branches.
+ * sorted: the smaller triangle first (one tree); otherwise a's triangle first. */
+static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b, bool sorted,
+                               sim_bvh_pair_fn fn, void *user)
+{
+	while (m) {
+		int bit = __builtin_ctz(m);
+		m &= m - 1;
+		int ta = a->tri[bit >> 2], tb = b->tri[bit & 3];
+		if (sorted && tb < ta)
+			fn(user, tb, ta);
+		else
+			fn(user, ta, tb);
+	}
+}
+
+/* Overlapping triangle pairs inside one leaf. */
+static void leaf_self(const bvh_leaf *a, sim_bvh_pair_fn fn, void *user)
+{
+	unsigned m = 0;
+	for (int i = 0; i + 1 < a->count; i++)
+		m |= (lane_overlaps(a, i, a) & (0xeu << i) & 0xfu) << (4 * i);
+	report_mask(m, a, a, true, fn, user);
+}
+
+/* Overlapping triangle pairs between two leaves. */
+static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, sim_bvh_pair_fn fn, void *user)
+{
+	unsigned m = 0;
+	for (int i = 0; i < a->count; i++)
+		m |= lane_overlaps(a, i, b) << (4 * i);
+	report_mask(m, a, b, sorted, fn, user);
+}
+
+typedef struct bvh_walk {
+	int top;
+	int pair[BVH_STACK][2];
+} bvh_walk;
+
+static inline void push(bvh_walk *s, int i, int j)
+{
+	assert(s->top < BVH_STACK);
+	s->pair[s->top][0] = i;
+	s->pair[s->top][1] = j;
+	s->top++;
+}
+
+static inline void push_if(bvh_walk *s, const bvh_box *pb, int i, const bvh_box *qb, int j)
+{
+	if (overlap(&pb[i], &qb[j]))
+		push(s, i, j);
+}
+
+/* One visit of an overlapping pair of distinct nodes, i of p and j of q: reports the
+ * pairs of two leaves, otherwise pushes the overlapping child pairs.  Both internal
+ * nodes are opened at once: on a median-split tree the two sides of a pair are of one
+ * size, and opening both measured faster than opening the bigger one (fewer visits for
+ * the same tests). */
+static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, bool sorted, bvh_walk *s,
+                              sim_bvh_pair_fn fn, void *user)
+{
+	bvh_link ni = p->link[i], nj = q->link[j];
+	const bvh_box *pb = p->node_box, *qb = q->node_box;
+	if (ni.leaf && nj.leaf) {
+		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, fn, user);
+	} else if (nj.leaf) {
+		push_if(s, pb, ni.index, qb, j);
+		push_if(s, pb, i + 1, qb, j);
+	} else if (ni.leaf) {
+		push_if(s, pb, i, qb, nj.index);
+		push_if(s, pb, i, qb, j + 1);
+	} else {
+		push_if(s, pb, ni.index, qb, nj.index);
+		push_if(s, pb, ni.index, qb, j + 1);
+		push_if(s, pb, i + 1, qb, nj.index);
+		push_if(s, pb, i + 1, qb, j + 1);
+	}
+}
+
+void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
+{
+	if (b->node_count == 0)
+		return;
+	const bvh_box *nb = b->node_box;
+	bvh_walk s;
+	s.top = 0;
+	push(&s, 0, 0);
+	while (s.top > 0) {
+		s.top--;
+		int i = s.pair[s.top][0], j = s.pair[s.top][1];
+		if (i != j) {
+			visit_pair(b, i, b, j, true, &s, fn, user);
+			continue;
+		}
+		/* A subtree against itself: both halves against themselves and each other; every
+		 * unordered triangle pair lies under exactly one such split. */
+		bvh_link n = b->link[i];
+		if (n.leaf) {
+			leaf_self(&b->leaves[n.index], fn, user);
+			continue;
+		}
+		int l = i + 1, r = n.index;
+		push_if(&s, nb, l, nb, r);
+		push(&s, r, r);
+		push(&s, l, l);
+	}
+}
+
+void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)
+{
+	if (p->node_count == 0 || q->node_count == 0)
+		return;
+	bvh_walk s;
+	s.top = 0;
+	push_if(&s, p->node_box, 0, q->node_box, 0);
+	while (s.top > 0) {
+		s.top--;
+		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, user);
+	}
+}

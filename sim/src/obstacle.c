@@ -1,0 +1,650 @@
+/*
+ * Rigid obstacles: validation and ownership of their definitions, kinematic poses,
+ * signed distances and surface velocities.
+ *
+ * Everything geometric is computed in double and rounded to float once at the end:
+ * the collision pipeline compares these distances against cloth thicknesses of a few
+ * millimetres, and a point far from the origin must not lose them to rounding in the
+ * rotation.  The pose functions and the distance use the same rotation matrix (built in
+ * double from the normalised quaternion), so a box's triangles and its analytic distance
+ * describe the same solid.
+ */
+#include "sim_internal.h"
+#include "sim/sim_geom.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Half the side of the square that stands for a plane in the collision pipeline (m). */
+#define PLANE_HALF 100.0f
+
+static const char *const shape_names[SIM_SHAPE_COUNT] = {"plane", "sphere", "box", "capsule", "mesh"};
+
+/* A mesh's local_triangles array has one int after its 3 * triangle_count indices that
+ * records whether the mesh is closed (every edge shared by exactly two triangles with
+ * opposite directions), so the inside test can be skipped for open meshes without
+ * re-deriving the edge structure on every query.  The API never exposes that slot. */
+static bool mesh_is_closed(const sim_obstacle *o) { return o->local_triangles[3 * o->triangle_count] != 0; }
+
+/* ---- double helpers ------------------------------------------------------------------------- */
+
+static inline double dot3d(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static inline void cross3d(const double a[3], const double b[3], double out[3])
+{
+	out[0] = a[1] * b[2] - a[2] * b[1];
+	out[1] = a[2] * b[0] - a[0] * b[2];
+	out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static inline double len3d(const double a[3]) { return sqrt(dot3d(a, a)); }
+
+static inline void to_double3(const float *f, double out[3])
+{
+	out[0] = f[0];
+	out[1] = f[1];
+	out[2] = f[2];
+}
+
+static bool finite3f(const float *p) { return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]); }
+
+/* The rotation of q (normalised here, so a float quaternion a few ulps off unit length
+ * still gives an orthonormal matrix).  A zero quaternion never reaches this point
+ * (sim_obstacle_init rejects it); the identity keeps a caller's mistake harmless. */
+static void rotation_matrix(const float q[4], double m[3][3])
+{
+	double x = q[0], y = q[1], z = q[2], w = q[3];
+	double n = sqrt(x * x + y * y + z * z + w * w);
+	if (!(n > 0.0) || !isfinite(n)) {
+		x = y = z = 0.0;
+		w = 1.0;
+	} else {
+		x /= n;
+		y /= n;
+		z /= n;
+		w /= n;
+	}
+	m[0][0] = 1.0 - 2.0 * (y * y + z * z);
+	m[0][1] = 2.0 * (x * y - z * w);
+	m[0][2] = 2.0 * (x * z + y * w);
+	m[1][0] = 2.0 * (x * y + z * w);
+	m[1][1] = 1.0 - 2.0 * (x * x + z * z);
+	m[1][2] = 2.0 * (y * z - x * w);
+	m[2][0] = 2.0 * (x * z - y * w);
+	m[2][1] = 2.0 * (y * z + x * w);
+	m[2][2] = 1.0 - 2.0 * (x * x + y * y);
+}
+
+static void rotate(const double m[3][3], const double v[3], double out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2];
+}
+
+static void rotate_transposed(const double m[3][3], const double v[3], double out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2];
+}
+
+/* ---- definitions ---------------------------------------------------------------------------- */
+
+sim_obstacle_def sim_obstacle_def_default(sim_shape shape)
+{
+	sim_obstacle_def d;
+	memset(&d, 0, sizeof d);
+	d.name = (unsigned)shape < SIM_SHAPE_COUNT ? shape_names[shape] : "obstacle";
+	d.shape = shape;
+	glm_quat_identity(d.orientation);
+	d.friction = 0.3f;
+	switch (shape) {
+	case SIM_SHAPE_SPHERE: d.radius = 0.5f; break;
+	case SIM_SHAPE_BOX: glm_vec3_fill(d.half_extents, 0.5f); break;
+	case SIM_SHAPE_CAPSULE:
+		d.radius = 0.1f;
+		d.half_height = 0.5f;
+		break;
+	default: break;
+	}
+	return d;
+}
+
+/* Eight corners, corner i at (+-hx, +-hy, +-hz) with bit 0, 1, 2 of i choosing +, and two
+ * triangles per face, counter-clockwise seen from outside so that the box and a closed
+ * mesh agree on which side is out. */
+static const int box_triangles[36] = {
+	0, 4, 6, 0, 6, 2, /* -x */
+	1, 3, 7, 1, 7, 5, /* +x */
+	0, 1, 5, 0, 5, 4, /* -y */
+	2, 6, 7, 2, 7, 3, /* +y */
+	0, 2, 3, 0, 3, 1, /* -z */
+	4, 5, 7, 4, 7, 6, /* +z */
+};
+
+typedef struct directed_edge {
+	int lo, hi;
+	int reversed; /* 0: the triangle runs lo -> hi, 1: hi -> lo */
+} directed_edge;
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+	const directed_edge *a = pa, *b = pb;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return (a->reversed > b->reversed) - (a->reversed < b->reversed);
+}
+
+/* Closed and consistently oriented: every undirected edge is used by exactly two
+ * triangles, once in each direction.  Only then does the winding number take the
+ * values 0 and 1 off the surface; an open mesh encloses nothing.  -1: out of memory. */
+static int triangles_closed(const int *tris, int count)
+{
+	directed_edge *e = malloc(sizeof(directed_edge) * 3 * (size_t)count);
+	if (!e)
+		return -1;
+	for (int t = 0; t < count; t++)
+		for (int k = 0; k < 3; k++) {
+			int a = tris[3 * t + k], b = tris[3 * t + (k + 1) % 3];
+			directed_edge *d = &e[3 * t + k];
+			d->lo = a < b ? a : b;
+			d->hi = a < b ? b : a;
+			d->reversed = a > b;
+		}
+	/* The comparison is a total order on the whole key, so the sorted array does not
+	 * depend on qsort's (unstable) algorithm. */
+	qsort(e, 3 * (size_t)count, sizeof(directed_edge), edge_cmp);
+	int closed = 1;
+	int n = 3 * count;
+	if (n % 2)
+		closed = 0;
+	for (int i = 0; closed && i < n; i += 2)
+		if (i + 1 >= n || e[i].lo != e[i + 1].lo || e[i].hi != e[i + 1].hi || e[i].reversed != 0 ||
+		    e[i + 1].reversed != 1)
+			closed = 0;
+	free(e);
+	return closed;
+}
+
+/* sim_obstacle_init with the reason for a failure, for sim_world_add_obstacle. */
+static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
+{
+	memset(o, 0, sizeof *o);
+	if (!def || (unsigned)def->shape >= SIM_SHAPE_COUNT)
+		return SIM_ERROR_INVALID;
+	bool ok = finite3f(def->position) && finite3f(def->velocity) && finite3f(def->angular_velocity) &&
+	          isfinite(def->friction) && def->friction >= 0.0f && isfinite(def->thickness) &&
+	          def->thickness >= 0.0f;
+	switch (def->shape) {
+	case SIM_SHAPE_SPHERE: ok = ok && isfinite(def->radius) && def->radius > 0.0f; break;
+	case SIM_SHAPE_BOX:
+		ok = ok && finite3f(def->half_extents) && def->half_extents[0] > 0.0f && def->half_extents[1] > 0.0f &&
+		     def->half_extents[2] > 0.0f;
+		break;
+	case SIM_SHAPE_CAPSULE:
+		ok = ok && isfinite(def->radius) && def->radius > 0.0f && isfinite(def->half_height) &&
+		     def->half_height > 0.0f;
+		break;
+	case SIM_SHAPE_MESH:
+		/* 3 * count ints and the closed flag must fit an int. */
+		ok = ok && def->vertex_count > 0 && def->triangle_count > 0 && def->positions && def->triangles &&
+		     def->vertex_count <= (INT_MAX - 1) / 3 && def->triangle_count <= (INT_MAX - 1) / 3;
+		for (int i = 0; ok && i < 3 * def->vertex_count; i++)
+			ok = isfinite(def->positions[i]);
+		for (int t = 0; ok && t < def->triangle_count; t++) {
+			const int *tri = &def->triangles[3 * t];
+			for (int k = 0; k < 3; k++)
+				ok = ok && tri[k] >= 0 && tri[k] < def->vertex_count;
+			ok = ok && tri[0] != tri[1] && tri[1] != tri[2] && tri[0] != tri[2];
+		}
+		break;
+	default: break;
+	}
+	/* Normalised in double: the pose keeps the quaternion at unit length, and a zero or
+	 * non-finite one has no rotation to normalise to. */
+	double q[4], qn = 0.0;
+	for (int k = 0; k < 4; k++) {
+		q[k] = def->orientation[k];
+		qn += q[k] * q[k];
+	}
+	qn = sqrt(qn);
+	ok = ok && isfinite(qn) && qn > 0.0;
+	if (!ok)
+		return SIM_ERROR_INVALID;
+
+	sim_obstacle tmp;
+	memset(&tmp, 0, sizeof tmp);
+	tmp.def = *def;
+	for (int k = 0; k < 4; k++)
+		tmp.def.orientation[k] = (float)(q[k] / qn);
+	const char *name = def->name && def->name[0] ? def->name : shape_names[def->shape];
+	snprintf(tmp.name, sizeof tmp.name, "%s", name);
+
+	if (def->shape == SIM_SHAPE_BOX) {
+		tmp.vertex_count = 8;
+		tmp.triangle_count = 12;
+	} else if (def->shape == SIM_SHAPE_PLANE) {
+		tmp.vertex_count = 4;
+		tmp.triangle_count = 2;
+	} else if (def->shape == SIM_SHAPE_MESH) {
+		tmp.vertex_count = def->vertex_count;
+		tmp.triangle_count = def->triangle_count;
+	}
+	if (tmp.vertex_count > 0) {
+		tmp.local_positions = malloc(sizeof(float) * 3 * (size_t)tmp.vertex_count);
+		tmp.local_triangles = malloc(sizeof(int) * (3 * (size_t)tmp.triangle_count + 1));
+		if (!tmp.local_positions || !tmp.local_triangles) {
+			sim_obstacle_fini(&tmp);
+			return SIM_ERROR_OUT_OF_MEMORY;
+		}
+		if (def->shape == SIM_SHAPE_BOX) {
+			for (int i = 0; i < 8; i++)
+				for (int k = 0; k < 3; k++)
+					tmp.local_positions[3 * i + k] =
+						(i >> k) & 1 ? def->half_extents[k] : -def->half_extents[k];
+			memcpy(tmp.local_triangles, box_triangles, sizeof box_triangles);
+			tmp.local_triangles[36] = 1;
+		} else if (def->shape == SIM_SHAPE_PLANE) {
+			/* The collision pipeline meets a plane as a square of two triangles, PLANE_HALF
+			 * from the origin each way, facing +y; its distance stays exact. */
+			static const int plane_triangles[6] = {0, 3, 2, 0, 2, 1};
+			for (int i = 0; i < 4; i++) {
+				tmp.local_positions[3 * i + 0] = (i == 1 || i == 2) ? PLANE_HALF : -PLANE_HALF;
+				tmp.local_positions[3 * i + 1] = 0.0f;
+				tmp.local_positions[3 * i + 2] = (i >= 2) ? PLANE_HALF : -PLANE_HALF;
+			}
+			memcpy(tmp.local_triangles, plane_triangles, sizeof plane_triangles);
+			tmp.local_triangles[6] = 0;
+		} else {
+			memcpy(tmp.local_positions, def->positions, sizeof(float) * 3 * (size_t)tmp.vertex_count);
+			memcpy(tmp.local_triangles, def->triangles, sizeof(int) * 3 * (size_t)tmp.triangle_count);
+			int closed = triangles_closed(tmp.local_triangles, tmp.triangle_count);
+			if (closed < 0) {
+				sim_obstacle_fini(&tmp);
+				return SIM_ERROR_OUT_OF_MEMORY;
+			}
+			tmp.local_triangles[3 * tmp.triangle_count] = closed;
+		}
+	}
+	/* The caller's arrays may not outlive the call, so the stored definition points at
+	 * the owned copies (a box shows its tessellation there) and never at the caller's
+	 * memory; shapes without triangles carry no arrays at all. */
+	tmp.def.name = tmp.name;
+	tmp.def.vertex_count = tmp.vertex_count;
+	tmp.def.triangle_count = tmp.triangle_count;
+	tmp.def.positions = tmp.local_positions;
+	tmp.def.triangles = tmp.local_triangles;
+	memcpy(tmp.position, tmp.def.position, sizeof tmp.position);
+	memcpy(tmp.orientation, tmp.def.orientation, sizeof tmp.orientation);
+	*o = tmp;
+	/* The copy of the struct moved the name buffer; point at the one that stays. */
+	o->def.name = o->name;
+	return SIM_OK;
+}
+
+bool sim_obstacle_init(sim_obstacle *o, const sim_obstacle_def *def) { return obstacle_init(o, def) == SIM_OK; }
+
+void sim_obstacle_fini(sim_obstacle *o)
+{
+	free(o->local_positions);
+	free(o->local_triangles);
+	memset(o, 0, sizeof *o);
+}
+
+bool sim_obstacle_has_triangles(const sim_obstacle *o)
+{
+	return o->def.shape == SIM_SHAPE_BOX || o->def.shape == SIM_SHAPE_MESH || o->def.shape == SIM_SHAPE_PLANE;
+}
+
+/* ---- poses ---------------------------------------------------------------------------------- */
+
+void sim_obstacle_pose_at(const sim_obstacle *o, float t, vec3 out_position, versor out_orientation)
+{
+	const float *v = o->def.velocity, *wf = o->def.angular_velocity;
+	double pos[3];
+	for (int k = 0; k < 3; k++)
+		pos[k] = (double)o->position[k] + (double)t * (double)v[k];
+
+	/* dq = exp(t w / 2) = (sin(|w| t / 2) w / |w|, cos(|w| t / 2)).  sin(a |w|) / |w| stays
+	 * accurate for tiny |w| (sin x ~ x), so only |w| = 0 needs its own case. */
+	double w[3] = {wf[0], wf[1], wf[2]};
+	double wl = len3d(w);
+	double dq[4] = {0.0, 0.0, 0.0, 1.0};
+	if (wl > 0.0) {
+		double half = 0.5 * wl * (double)t;
+		double s = sin(half) / wl;
+		dq[0] = s * w[0];
+		dq[1] = s * w[1];
+		dq[2] = s * w[2];
+		dq[3] = cos(half);
+	}
+	/* The angular velocity is in the world frame, so the increment multiplies from the
+	 * left: q' = dq q (Hamilton product, the order glm_quat_mul(dq, q) uses).  Done in
+	 * double so that the rounding of a long run of advances stays at float level. */
+	double q[4] = {o->orientation[0], o->orientation[1], o->orientation[2], o->orientation[3]};
+	double r[4];
+	r[0] = dq[3] * q[0] + dq[0] * q[3] + dq[1] * q[2] - dq[2] * q[1];
+	r[1] = dq[3] * q[1] - dq[0] * q[2] + dq[1] * q[3] + dq[2] * q[0];
+	r[2] = dq[3] * q[2] + dq[0] * q[1] - dq[1] * q[0] + dq[2] * q[3];
+	r[3] = dq[3] * q[3] - dq[0] * q[0] - dq[1] * q[1] - dq[2] * q[2];
+	double n = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+	for (int k = 0; k < 3; k++)
+		out_position[k] = (float)pos[k];
+	for (int k = 0; k < 4; k++)
+		out_orientation[k] = (float)(r[k] / n);
+}
+
+void sim_obstacle_advance(sim_obstacle *o, float t)
+{
+	vec3 p;
+	versor q;
+	sim_obstacle_pose_at(o, t, p, q);
+	memcpy(o->position, p, sizeof o->position);
+	memcpy(o->orientation, q, sizeof o->orientation);
+}
+
+void sim_obstacle_world_vertices(const sim_obstacle *o, const vec3 position, const versor orientation, vec4 *out)
+{
+	double m[3][3];
+	rotation_matrix(orientation, m);
+	for (int i = 0; i < o->vertex_count; i++) {
+		double l[3], r[3];
+		to_double3(&o->local_positions[3 * i], l);
+		rotate(m, l, r);
+		for (int k = 0; k < 3; k++)
+			out[i][k] = (float)(r[k] + (double)position[k]);
+		out[i][3] = 0.0f;
+	}
+}
+
+void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out)
+{
+	double r[3], w[3], c[3];
+	for (int k = 0; k < 3; k++)
+		r[k] = (double)p[k] - (double)position[k];
+	to_double3(o->def.angular_velocity, w);
+	cross3d(w, r, c);
+	for (int k = 0; k < 3; k++)
+		out[k] = (float)((double)o->def.velocity[k] + c[k]);
+}
+
+/* ---- signed distances, in the local frame --------------------------------------------------- */
+
+static double sphere_distance(double radius, const double p[3], double n[3])
+{
+	double l = len3d(p);
+	if (l > 0.0) {
+		for (int k = 0; k < 3; k++)
+			n[k] = p[k] / l;
+	} else {
+		/* The centre is equally far from every surface point; any direction is right. */
+		n[0] = 0.0;
+		n[1] = 1.0;
+		n[2] = 0.0;
+	}
+	return l - radius;
+}
+
+static double box_distance(const float h[3], const double p[3], double n[3])
+{
+	double q[3], c[3];
+	bool outside = false;
+	for (int k = 0; k < 3; k++) {
+		double hk = h[k];
+		q[k] = fabs(p[k]) - hk;
+		c[k] = p[k] < -hk ? -hk : (p[k] > hk ? hk : p[k]);
+		outside = outside || q[k] > 0.0;
+	}
+	if (outside) {
+		double d[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+		double l = len3d(d);
+		for (int k = 0; k < 3; k++)
+			n[k] = d[k] / l;
+		return l;
+	}
+	/* Inside or on the surface: the nearest face is the one with the largest (least
+	 * negative) q; ties go to the lowest axis so the choice is deterministic. */
+	int axis = 0;
+	for (int k = 1; k < 3; k++)
+		if (q[k] > q[axis])
+			axis = k;
+	n[0] = n[1] = n[2] = 0.0;
+	n[axis] = p[axis] < 0.0 ? -1.0 : 1.0;
+	return q[axis];
+}
+
+static double capsule_distance(double radius, double half_height, const double p[3], double n[3])
+{
+	double y = p[1] < -half_height ? -half_height : (p[1] > half_height ? half_height : p[1]);
+	double d[3] = {p[0], p[1] - y, p[2]};
+	double l = len3d(d);
+	if (l > 0.0) {
+		for (int k = 0; k < 3; k++)
+			n[k] = d[k] / l;
+	} else {
+		/* On the axis segment: every radial direction is nearest; pick local +x. */
+		n[0] = 1.0;
+		n[1] = 0.0;
+		n[2] = 0.0;
+	}
+	return l - radius;
+}
+
+/* Solid angle of triangle (a, b, c) seen from p, after Van Oosterom and Strackee 1983:
+ * tan(omega / 2) = a.(b x c) / (|a||b||c| + (a.b)|c| + (b.c)|a| + (c.a)|b|) with a, b, c
+ * relative to p.  The sign of the numerator decides which side p is on; near the plane
+ * its rounding could flip it and move omega by 4 pi (p over the triangle, denominator
+ * negative), so there the exact orientation predicate supplies the sign. */
+static double solid_angle(const double pa[3], const double pb[3], const double pc[3], const double p[3])
+{
+	double a[3], b[3], c[3], bc[3];
+	for (int k = 0; k < 3; k++) {
+		a[k] = pa[k] - p[k];
+		b[k] = pb[k] - p[k];
+		c[k] = pc[k] - p[k];
+	}
+	double la = len3d(a), lb = len3d(b), lc = len3d(c);
+	cross3d(b, c, bc);
+	double num = dot3d(a, bc);
+	double den = la * lb * lc + dot3d(a, b) * lc + dot3d(b, c) * la + dot3d(c, a) * lb;
+	/* The triple product's rounding error is below about 1e-15 |a||b||c|; a margin of
+	 * a thousand keeps the exact predicate for the cases that need it. */
+	if (fabs(num) <= 1e-12 * la * lb * lc) {
+		int s = sim_geom_orient3d(pa, pb, pc, p);
+		/* Exactly coplanar: outside the triangle the angle is 0, and on it the point is
+		 * on the surface, where the caller has already answered without the sign. */
+		if (s == 0)
+			return 0.0;
+		double mag = fabs(num) > 0.0 ? fabs(num) : 1e-300;
+		num = s > 0 ? mag : -mag;
+	}
+	return 2.0 * atan2(num, den);
+}
+
+static double mesh_distance(const sim_obstacle *o, const double p[3], double n[3])
+{
+	const float *xs = o->local_positions;
+	const int *tris = o->local_triangles;
+	double best = INFINITY, best_w[3] = {0.0, 0.0, 0.0};
+	double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+	int best_t = 0;
+	for (int t = 0; t < o->triangle_count; t++) {
+		double a[3], b[3], c[3], w[3];
+		to_double3(&xs[3 * tris[3 * t]], a);
+		to_double3(&xs[3 * tris[3 * t + 1]], b);
+		to_double3(&xs[3 * tris[3 * t + 2]], c);
+		for (int k = 0; k < 3; k++) {
+			lo[k] = fmin(lo[k], fmin(a[k], fmin(b[k], c[k])));
+			hi[k] = fmax(hi[k], fmax(a[k], fmax(b[k], c[k])));
+		}
+		double d2 = sim_geom_point_triangle(p, a, b, c, w);
+		/* Strictly smaller: the first of equally near triangles wins, whatever the data. */
+		if (d2 < best) {
+			best = d2;
+			best_t = t;
+			memcpy(best_w, w, sizeof best_w);
+		}
+	}
+	double a[3], b[3], c[3], e1[3], e2[3], fn[3], cp[3], diff[3];
+	to_double3(&xs[3 * tris[3 * best_t]], a);
+	to_double3(&xs[3 * tris[3 * best_t + 1]], b);
+	to_double3(&xs[3 * tris[3 * best_t + 2]], c);
+	for (int k = 0; k < 3; k++) {
+		e1[k] = b[k] - a[k];
+		e2[k] = c[k] - a[k];
+		cp[k] = best_w[0] * a[k] + best_w[1] * b[k] + best_w[2] * c[k];
+		diff[k] = p[k] - cp[k];
+	}
+	cross3d(e1, e2, fn);
+	double fl = len3d(fn);
+	double dist = sqrt(best);
+
+	/* dir: unit direction from the surface towards p.  Over a face's interior that is
+	 * the face normal up to sign, which is more accurate than the difference of two
+	 * nearly equal points; at an edge or a vertex it is the difference itself. */
+	double dir[3];
+	bool interior = best_w[0] > 0.0 && best_w[1] > 0.0 && best_w[2] > 0.0;
+	if (fl > 0.0 && (interior || !(dist > 0.0))) {
+		double s = dot3d(diff, fn) < 0.0 ? -1.0 : 1.0;
+		for (int k = 0; k < 3; k++)
+			dir[k] = s * fn[k] / fl;
+	} else if (dist > 0.0) {
+		for (int k = 0; k < 3; k++)
+			dir[k] = diff[k] / dist;
+	} else {
+		/* On a zero-area triangle: no direction is preferred. */
+		dir[0] = 0.0;
+		dir[1] = 1.0;
+		dir[2] = 0.0;
+	}
+
+	if (!(dist > 0.0)) {
+		/* On the surface: the face's own outward normal, and no inside test, which is
+		 * undefined exactly on the surface. */
+		if (fl > 0.0)
+			for (int k = 0; k < 3; k++)
+				n[k] = fn[k] / fl;
+		else
+			memcpy(n, dir, sizeof dir);
+		return 0.0;
+	}
+	memcpy(n, dir, sizeof dir);
+	if (!mesh_is_closed(o))
+		return dist;
+	/* Outside the bounding box nothing is enclosed: most queries (cloth far from the
+	 * mesh) skip the per-triangle arc tangents below. */
+	for (int k = 0; k < 3; k++)
+		if (p[k] < lo[k] || p[k] > hi[k])
+			return dist;
+
+	/* Generalised winding number (Jacobson et al. 2013): the solid angles of a closed,
+	 * consistently oriented mesh sum to 4 pi times an integer off the surface, 1 inside
+	 * for counter-clockwise-from-outside winding.  Unlike ray parity it needs no care
+	 * for rays through edges or vertices.  The magnitude test accepts a mesh wound the
+	 * other way round too. */
+	double omega = 0.0;
+	for (int t = 0; t < o->triangle_count; t++) {
+		double ta[3], tb[3], tc[3];
+		to_double3(&xs[3 * tris[3 * t]], ta);
+		to_double3(&xs[3 * tris[3 * t + 1]], tb);
+		to_double3(&xs[3 * tris[3 * t + 2]], tc);
+		omega += solid_angle(ta, tb, tc, p);
+	}
+	double winding = omega / (4.0 * GLM_PI);
+	if (fabs(winding) > 0.5) {
+		for (int k = 0; k < 3; k++)
+			n[k] = -dir[k];
+		return -dist;
+	}
+	return dist;
+}
+
+float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const versor orientation, const vec3 p,
+                            vec3 out_normal)
+{
+	double m[3][3], d[3], l[3], n[3] = {0.0, 1.0, 0.0}, dist = 0.0;
+	rotation_matrix(orientation, m);
+	for (int k = 0; k < 3; k++)
+		d[k] = (double)p[k] - (double)position[k];
+	rotate_transposed(m, d, l);
+	switch (o->def.shape) {
+	case SIM_SHAPE_PLANE: dist = l[1]; break;
+	case SIM_SHAPE_SPHERE: dist = sphere_distance(o->def.radius, l, n); break;
+	case SIM_SHAPE_BOX: dist = box_distance(o->def.half_extents, l, n); break;
+	case SIM_SHAPE_CAPSULE: dist = capsule_distance(o->def.radius, o->def.half_height, l, n); break;
+	case SIM_SHAPE_MESH: dist = mesh_distance(o, l, n); break;
+	default: break;
+	}
+	double wn[3];
+	rotate(m, n, wn);
+	for (int k = 0; k < 3; k++)
+		out_normal[k] = (float)wn[k];
+	return (float)dist;
+}
+
+/* ---- world API ------------------------------------------------------------------------------ */
+
+static sim_obstacle *obstacle_at(const sim_world *w, int obstacle)
+{
+	return obstacle >= 0 && obstacle < w->obstacle_count ? &w->obstacles[obstacle] : NULL;
+}
+
+int sim_world_add_obstacle(sim_world *w, const sim_obstacle_def *def)
+{
+	sim_obstacle o;
+	sim_result r = obstacle_init(&o, def);
+	if (r != SIM_OK)
+		return r;
+	if (w->obstacle_count >= w->obstacle_capacity) {
+		int cap = w->obstacle_capacity ? w->obstacle_capacity : 4;
+		while (cap <= w->obstacle_count)
+			cap *= 2;
+		sim_obstacle *grown = realloc(w->obstacles, sizeof(sim_obstacle) * (size_t)cap);
+		if (!grown) {
+			sim_obstacle_fini(&o);
+			return SIM_ERROR_OUT_OF_MEMORY;
+		}
+		w->obstacles = grown;
+		w->obstacle_capacity = cap;
+	}
+	int index = w->obstacle_count++;
+	w->obstacles[index] = o;
+	/* def.name points at the name buffer inside each struct, and realloc may have moved
+	 * them all. */
+	for (int i = 0; i <= index; i++)
+		w->obstacles[i].def.name = w->obstacles[i].name;
+	return index;
+}
+
+int sim_world_obstacle_count(const sim_world *w) { return w->obstacle_count; }
+
+const sim_obstacle_def *sim_world_obstacle(const sim_world *w, int obstacle)
+{
+	const sim_obstacle *o = obstacle_at(w, obstacle);
+	return o ? &o->def : NULL;
+}
+
+sim_result sim_world_set_obstacle_motion(sim_world *w, int obstacle, const vec3 velocity, const vec3 angular_velocity)
+{
+	sim_obstacle *o = obstacle_at(w, obstacle);
+	if (!o || !velocity || !angular_velocity || !finite3f(velocity) || !finite3f(angular_velocity))
+		return SIM_ERROR_INVALID;
+	memcpy(o->def.velocity, velocity, sizeof o->def.velocity);
+	memcpy(o->def.angular_velocity, angular_velocity, sizeof o->def.angular_velocity);
+	return SIM_OK;
+}
+
+sim_result sim_world_obstacle_pose(const sim_world *w, int obstacle, vec3 out_position, versor out_orientation)
+{
+	const sim_obstacle *o = obstacle_at(w, obstacle);
+	if (!o)
+		return SIM_ERROR_INVALID;
+	/* Plain copies: the caller's arrays need not have cglm's 16-byte alignment. */
+	memcpy(out_position, o->position, sizeof o->position);
+	memcpy(out_orientation, o->orientation, sizeof o->orientation);
+	return SIM_OK;
+}

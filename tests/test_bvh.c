@@ -1,0 +1,674 @@
+/* The bounding volume hierarchy and sim_world_check.
+ *
+ * The hierarchy's contract is exact: it reports precisely the triangle pairs whose
+ * swept, inflated boxes overlap (closed boxes), each once.  So every traversal here is
+ * compared with a brute-force pass over all pairs using boxes the test computes on its
+ * own, on random triangle soups with moving, degenerate and identical triangles, before
+ * and after large motions.  The world check is compared with hand-made configurations
+ * and with an all-pairs count. */
+#include "sim_internal.h"
+#include "sim/sim_geom.h"
+
+#include "test.h"
+
+#include <stdint.h>
+
+/* Deterministic generator (xorshift64*). */
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t seed)
+{
+	rng_state = seed ? seed : 1;
+}
+
+static uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static float rng_float(float lo, float hi)
+{
+	return lo + (hi - lo) * (float)((double)(rng_next() >> 11) * 0x1p-53);
+}
+
+static int rng_below(int n)
+{
+	return (int)(rng_next() % (uint64_t)n);
+}
+
+/* ---- triangle soups ------------------------------------------------------------------------- */
+
+typedef struct soup {
+	int nv, nt;
+	vec4 *x0, *x1;
+	int *tris;
+} soup;
+
+static void soup_free(soup *s)
+{
+	free(s->x0);
+	free(s->x1);
+	free(s->tris);
+	memset(s, 0, sizeof *s);
+}
+
+/* nt triangles of about `size` scattered in a cube of side `extent`.  Most have their
+ * own vertices; some share vertices with the previous triangle (as in a mesh), some move
+ * between x0 and x1, some are points or segments, and some repeat the previous
+ * triangle's positions exactly (identical boxes and centres). */
+static soup soup_make(int nt, float extent, float size, uint64_t seed)
+{
+	rng_seed(seed);
+	soup s = {3 * nt, nt, NULL, NULL, NULL};
+	s.x0 = calloc((size_t)s.nv, sizeof(vec4));
+	s.x1 = calloc((size_t)s.nv, sizeof(vec4));
+	s.tris = malloc(sizeof(int) * 3 * (size_t)nt);
+	if (!s.x0 || !s.x1 || !s.tris)
+		return s;
+	for (int t = 0; t < nt; t++) {
+		int *tri = &s.tris[3 * t];
+		vec3 c = {rng_float(0, extent), rng_float(0, extent), rng_float(0, extent)};
+		int kind = rng_below(20);
+		for (int k = 0; k < 3; k++) {
+			tri[k] = 3 * t + k;
+			float *p = s.x0[3 * t + k];
+			for (int a = 0; a < 3; a++)
+				p[a] = c[a] + rng_float(-size, size);
+		}
+		if (kind == 0) { /* a point */
+			glm_vec3_copy(s.x0[3 * t], s.x0[3 * t + 1]);
+			glm_vec3_copy(s.x0[3 * t], s.x0[3 * t + 2]);
+		} else if (kind == 1) { /* a segment */
+			glm_vec3_lerp(s.x0[3 * t], s.x0[3 * t + 1], 0.25f, s.x0[3 * t + 2]);
+		} else if (kind == 2 && t > 0) { /* the previous triangle again */
+			for (int k = 0; k < 3; k++)
+				glm_vec3_copy(s.x0[3 * (t - 1) + k], s.x0[3 * t + k]);
+		} else if (kind == 3 && t > 0) { /* shares an edge with the previous one */
+			tri[0] = s.tris[3 * (t - 1)];
+			tri[1] = s.tris[3 * (t - 1) + 1];
+		}
+		for (int k = 0; k < 3; k++)
+			glm_vec3_copy(s.x0[3 * t + k], s.x1[3 * t + k]);
+		if (kind >= 16) { /* moves over the step */
+			vec3 d = {rng_float(-3 * size, 3 * size), rng_float(-3 * size, 3 * size),
+			          rng_float(-3 * size, 3 * size)};
+			for (int k = 0; k < 3; k++)
+				glm_vec3_add(s.x1[3 * t + k], d, s.x1[3 * t + k]);
+		}
+	}
+	return s;
+}
+
+/* The test's own box of a triangle over x0 and x1, inflated by margin. */
+static void tri_box(const soup *s, int t, float margin, float lo[3], float hi[3])
+{
+	for (int a = 0; a < 3; a++) {
+		lo[a] = INFINITY;
+		hi[a] = -INFINITY;
+		for (int k = 0; k < 3; k++) {
+			int v = s->tris[3 * t + k];
+			lo[a] = fminf(lo[a], fminf(s->x0[v][a], s->x1[v][a]));
+			hi[a] = fmaxf(hi[a], fmaxf(s->x0[v][a], s->x1[v][a]));
+		}
+		lo[a] -= margin;
+		hi[a] += margin;
+	}
+}
+
+static bool boxes_overlap(const soup *p, int a, float mp, const soup *q, int b, float mq)
+{
+	float la[3], ha[3], lb[3], hb[3];
+	tri_box(p, a, mp, la, ha);
+	tri_box(q, b, mq, lb, hb);
+	for (int k = 0; k < 3; k++)
+		if (la[k] > hb[k] || lb[k] > ha[k])
+			return false;
+	return true;
+}
+
+/* ---- pair logs ------------------------------------------------------------------------------ */
+
+typedef struct pair_log {
+	int count, capacity;
+	int *pairs; /* 2 per pair, in report order */
+	bool overflow;
+} pair_log;
+
+static void log_pair(void *user, int a, int b)
+{
+	pair_log *l = user;
+	if (l->count == l->capacity) {
+		int cap = l->capacity ? 2 * l->capacity : 1024;
+		int *p = realloc(l->pairs, sizeof(int) * 2 * (size_t)cap);
+		if (!p) {
+			l->overflow = true;
+			return;
+		}
+		l->pairs = p;
+		l->capacity = cap;
+	}
+	l->pairs[2 * l->count] = a;
+	l->pairs[2 * l->count + 1] = b;
+	l->count++;
+}
+
+static void log_free(pair_log *l)
+{
+	free(l->pairs);
+	memset(l, 0, sizeof *l);
+}
+
+/* Compares a log with brute force: self (p == q) wants a < b, each overlapping pair once
+ * and nothing else.  Returns the number of discrepancies. */
+static int compare_with_brute_force(const pair_log *l, const soup *p, float mp, const soup *q, float mq, bool self)
+{
+	int bad = l->overflow ? 1 : 0;
+	unsigned char *seen = calloc((size_t)p->nt * (size_t)q->nt, 1);
+	if (!seen)
+		return 1;
+	for (int k = 0; k < l->count; k++) {
+		int a = l->pairs[2 * k], b = l->pairs[2 * k + 1];
+		if (a < 0 || a >= p->nt || b < 0 || b >= q->nt || (self && a >= b)) {
+			bad++;
+			continue;
+		}
+		if (seen[(size_t)a * (size_t)q->nt + (size_t)b]++)
+			bad++; /* reported twice */
+	}
+	int expected = 0;
+	for (int a = 0; a < p->nt; a++)
+		for (int b = self ? a + 1 : 0; b < q->nt; b++) {
+			bool want = boxes_overlap(p, a, mp, q, b, mq);
+			expected += want;
+			if (want != (seen[(size_t)a * (size_t)q->nt + (size_t)b] != 0))
+				bad++;
+		}
+	CHECK_MSG(bad == 0, "%d discrepancies (%d pairs reported, %d expected)", bad, l->count, expected);
+	free(seen);
+	return bad;
+}
+
+static int self_check(const sim_bvh *b, const soup *s, float margin)
+{
+	pair_log l = {0};
+	sim_bvh_self_pairs(b, log_pair, &l);
+	int bad = compare_with_brute_force(&l, s, margin, s, margin, true);
+	log_free(&l);
+	return bad;
+}
+
+/* ---- hierarchy ------------------------------------------------------------------------------ */
+
+static void self_pairs_match_brute_force(void)
+{
+	const float margins[] = {0.0f, 0.004f, 0.03f};
+	for (int m = 0; m < 3; m++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			soup s = soup_make(300 + 50 * (int)seed, 1.0f, 0.04f, seed * 7919);
+			REQUIRE(s.tris);
+			sim_bvh *b = sim_bvh_create();
+			REQUIRE(b);
+			CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margins[m]));
+			CHECK(self_check(b, &s, margins[m]) == 0);
+			sim_bvh_destroy(b);
+			soup_free(&s);
+		}
+}
+
+static void identical_triangles(void)
+{
+	/* Every centre coincides: the median split must still divide, and every pair
+	 * overlaps. */
+	soup s = soup_make(100, 1.0f, 0.1f, 42);
+	REQUIRE(s.tris);
+	for (int v = 3; v < s.nv; v++) {
+		glm_vec4_copy(s.x0[v % 3], s.x0[v]);
+		glm_vec4_copy(s.x0[v % 3], s.x1[v]);
+	}
+	for (int t = 0; t < s.nt; t++)
+		for (int k = 0; k < 3; k++)
+			s.tris[3 * t + k] = 3 * t + k;
+	sim_bvh *b = sim_bvh_create();
+	REQUIRE(b);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.0f));
+	pair_log l = {0};
+	sim_bvh_self_pairs(b, log_pair, &l);
+	CHECK(l.count == 100 * 99 / 2);
+	CHECK(compare_with_brute_force(&l, &s, 0.0f, &s, 0.0f, true) == 0);
+	log_free(&l);
+	sim_bvh_destroy(b);
+	soup_free(&s);
+}
+
+static void touching_boxes_overlap(void)
+{
+	/* Point triangles on an integer lattice with margin 1/2: neighbours' boxes touch
+	 * exactly (dyadic values, no rounding), and closed boxes must count as overlapping:
+	 * each point pairs with its up to 26 lattice neighbours. */
+	soup s = soup_make(8 * 8 * 3, 1.0f, 0.1f, 8);
+	REQUIRE(s.tris);
+	int t = 0, expected = 0;
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++)
+			for (int k = 0; k < 3; k++, t++)
+				for (int v = 0; v < 3; v++) {
+					s.tris[3 * t + v] = 3 * t + v;
+					vec4 p = {(float)i, (float)j, (float)k, 1.0f};
+					glm_vec4_copy(p, s.x0[3 * t + v]);
+					glm_vec4_copy(p, s.x1[3 * t + v]);
+				}
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++)
+			for (int k = 0; k < 3; k++) {
+				int ni = 1 + (i > 0) + (i < 7), nj = 1 + (j > 0) + (j < 7), nk = 1 + (k > 0) + (k < 2);
+				expected += ni * nj * nk - 1;
+			}
+	sim_bvh *b = sim_bvh_create(), *c = sim_bvh_create();
+	REQUIRE(b && c);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.5f));
+	pair_log l = {0};
+	sim_bvh_self_pairs(b, log_pair, &l);
+	CHECK(2 * l.count == expected);
+	CHECK(compare_with_brute_force(&l, &s, 0.5f, &s, 0.5f, true) == 0);
+	log_free(&l);
+	/* Tree against tree: the same pairs both ways round plus each point with itself. */
+	CHECK(sim_bvh_update(c, s.tris, s.nt, s.x0, s.x1, 0.5f));
+	sim_bvh_pairs(b, c, log_pair, &l);
+	CHECK(l.count == expected + s.nt);
+	CHECK(compare_with_brute_force(&l, &s, 0.5f, &s, 0.5f, false) == 0);
+	log_free(&l);
+	sim_bvh_destroy(b);
+	sim_bvh_destroy(c);
+	soup_free(&s);
+}
+
+static void tree_pairs_match_brute_force(void)
+{
+	soup p = soup_make(320, 1.0f, 0.05f, 11);
+	soup q = soup_make(250, 1.2f, 0.03f, 12);
+	REQUIRE(p.tris && q.tris);
+	sim_bvh *bp = sim_bvh_create(), *bq = sim_bvh_create();
+	REQUIRE(bp && bq);
+	CHECK(sim_bvh_update(bp, p.tris, p.nt, p.x0, p.x1, 0.01f));
+	CHECK(sim_bvh_update(bq, q.tris, q.nt, q.x0, q.x1, 0.002f));
+	pair_log l = {0};
+	sim_bvh_pairs(bp, bq, log_pair, &l);
+	CHECK(l.count > 0);
+	CHECK(compare_with_brute_force(&l, &p, 0.01f, &q, 0.002f, false) == 0);
+	log_free(&l);
+	/* The other way round: the same pairs, swapped. */
+	sim_bvh_pairs(bq, bp, log_pair, &l);
+	CHECK(compare_with_brute_force(&l, &q, 0.002f, &p, 0.01f, false) == 0);
+	log_free(&l);
+	sim_bvh_destroy(bp);
+	sim_bvh_destroy(bq);
+	soup_free(&p);
+	soup_free(&q);
+}
+
+static void move_all(soup *s, void (*move)(float *p, void *arg), void *arg)
+{
+	for (int v = 0; v < s->nv; v++) {
+		move(s->x0[v], arg);
+		move(s->x1[v], arg);
+	}
+}
+
+static void jitter(float *p, void *arg)
+{
+	float r = *(float *)arg;
+	for (int a = 0; a < 3; a++)
+		p[a] += rng_float(-r, r);
+}
+
+static void translate(float *p, void *arg)
+{
+	glm_vec3_add(p, (float *)arg, p);
+}
+
+/* Scales by 1.35 about a far point: every box moves far and grows by at most 1.35 per
+ * side, so the summed area grows by less than 1.35^2 < 2. */
+static void scale_far(float *p, void *arg)
+{
+	(void)arg;
+	for (int a = 0; a < 3; a++)
+		p[a] = 40.0f + 1.35f * (p[a] - 40.0f);
+}
+
+/* Sends every vertex to a random place in a big box: neighbours in the tree are now far
+ * apart, so the refitted boxes swell far past the rule. */
+static void scatter(float *p, void *arg)
+{
+	(void)arg;
+	for (int a = 0; a < 3; a++)
+		p[a] = rng_float(-5.0f, 5.0f);
+}
+
+static void refit_and_rebuild_rule(void)
+{
+	soup s = soup_make(400, 1.0f, 0.04f, 99);
+	REQUIRE(s.tris);
+	const float margin = 0.005f;
+	sim_bvh *b = sim_bvh_create();
+	REQUIRE(b);
+	CHECK(sim_bvh_build_count(b) == 0);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 1);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* Small motion: refit only. */
+	float r = 0.002f;
+	rng_seed(5);
+	move_all(&s, jitter, &r);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 1);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* A long rigid translation: every box moves, the quality does not change. */
+	vec3 d = {17.0f, -3.5f, 250.0f};
+	move_all(&s, translate, d);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 1);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* Large motion within the rule: refit only, and still exact. */
+	move_all(&s, scale_far, NULL);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 1);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* Scrambled: must rebuild, and be exact. */
+	rng_seed(6);
+	move_all(&s, scatter, NULL);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 2);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* The rebuilt tree fits the new layout: small motion refits again. */
+	r = 0.001f;
+	move_all(&s, jitter, &r);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 2);
+	CHECK(self_check(b, &s, margin) == 0);
+
+	/* A different count builds. */
+	CHECK(sim_bvh_update(b, s.tris, s.nt - 7, s.x0, s.x1, margin));
+	CHECK(sim_bvh_build_count(b) == 3);
+	soup fewer = s;
+	fewer.nt = s.nt - 7;
+	CHECK(self_check(b, &fewer, margin) == 0);
+
+	sim_bvh_destroy(b);
+	soup_free(&s);
+}
+
+static void refit_without_rebuild_is_exact(void)
+{
+	/* Large per-vertex motion whose area growth stays inside the rule is the case where
+	 * a stale refit could go wrong; check it over several rounds of growing jitter. */
+	soup s = soup_make(300, 1.0f, 0.05f, 123);
+	REQUIRE(s.tris);
+	sim_bvh *b = sim_bvh_create();
+	REQUIRE(b);
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.0f));
+	rng_seed(77);
+	int refits = 0;
+	for (int round = 0; round < 8; round++) {
+		float r = 0.01f * (float)(round + 1);
+		move_all(&s, jitter, &r);
+		int before = sim_bvh_build_count(b);
+		CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.0f));
+		refits += sim_bvh_build_count(b) == before;
+		CHECK(self_check(b, &s, 0.0f) == 0);
+	}
+	CHECK(refits > 0);
+	sim_bvh_destroy(b);
+	soup_free(&s);
+}
+
+static void empty_and_single(void)
+{
+	soup s = soup_make(5, 1.0f, 0.5f, 3);
+	REQUIRE(s.tris);
+	sim_bvh *b = sim_bvh_create(), *c = sim_bvh_create();
+	REQUIRE(b && c);
+	pair_log l = {0};
+	/* Never updated: empty. */
+	sim_bvh_self_pairs(b, log_pair, &l);
+	sim_bvh_pairs(b, c, log_pair, &l);
+	CHECK(l.count == 0);
+	CHECK(sim_bvh_update(b, s.tris, 0, s.x0, s.x1, 0.0f));
+	CHECK(sim_bvh_update(c, s.tris, 1, s.x0, s.x1, 1.0f));
+	sim_bvh_self_pairs(b, log_pair, &l);
+	sim_bvh_self_pairs(c, log_pair, &l);
+	sim_bvh_pairs(b, c, log_pair, &l);
+	sim_bvh_pairs(c, b, log_pair, &l);
+	CHECK(l.count == 0);
+	/* One triangle against itself across two trees is a pair. */
+	sim_bvh_pairs(c, c, log_pair, &l);
+	CHECK(l.count == 1 && l.pairs[0] == 0 && l.pairs[1] == 0);
+	log_free(&l);
+	/* From empty to full. */
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.3f));
+	CHECK(self_check(b, &s, 0.3f) == 0);
+	sim_bvh_destroy(b);
+	sim_bvh_destroy(c);
+	sim_bvh_destroy(NULL);
+	soup_free(&s);
+}
+
+static void pair_order_is_deterministic(void)
+{
+	soup s = soup_make(400, 1.0f, 0.06f, 2024);
+	REQUIRE(s.tris);
+	sim_bvh *a = sim_bvh_create(), *b = sim_bvh_create();
+	REQUIRE(a && b);
+	CHECK(sim_bvh_update(a, s.tris, s.nt, s.x0, s.x1, 0.01f));
+	CHECK(sim_bvh_update(b, s.tris, s.nt, s.x0, s.x1, 0.01f));
+	pair_log la = {0}, lb = {0};
+	sim_bvh_self_pairs(a, log_pair, &la);
+	sim_bvh_self_pairs(b, log_pair, &lb);
+	CHECK(la.count > 0 && la.count == lb.count);
+	if (la.count == lb.count)
+		CHECK(memcmp(la.pairs, lb.pairs, sizeof(int) * 2 * (size_t)la.count) == 0);
+	log_free(&la);
+	log_free(&lb);
+	sim_bvh_pairs(a, b, log_pair, &la);
+	sim_bvh_pairs(a, b, log_pair, &lb);
+	CHECK(la.count > 0 && la.count == lb.count);
+	if (la.count == lb.count)
+		CHECK(memcmp(la.pairs, lb.pairs, sizeof(int) * 2 * (size_t)la.count) == 0);
+	log_free(&la);
+	log_free(&lb);
+	sim_bvh_destroy(a);
+	sim_bvh_destroy(b);
+	soup_free(&s);
+}
+
+/* ---- sim_world_check ------------------------------------------------------------------------ */
+
+/* Intersecting pairs of triangles sharing no vertex, over all pairs. */
+static int brute_force_intersections(const sim_world *w)
+{
+	const vec4 *x = sim_world_positions(w);
+	int count = 0;
+	for (int a = 0; a < w->triangle_count; a++)
+		for (int b = a + 1; b < w->triangle_count; b++) {
+			const int *ta = &w->triangles[3 * a], *tb = &w->triangles[3 * b];
+			bool shared = false;
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 3; j++)
+					shared = shared || ta[i] == tb[j];
+			if (shared)
+				continue;
+			double pa[3][3], pb[3][3];
+			for (int k = 0; k < 3; k++)
+				for (int c = 0; c < 3; c++) {
+					pa[k][c] = x[ta[k]][c];
+					pb[k][c] = x[tb[k]][c];
+				}
+			count += sim_geom_triangles_intersect(pa, pb);
+		}
+	return count;
+}
+
+static sim_world *grid_world(int *object)
+{
+	sim_world_def def = sim_world_def_default();
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 20;
+	*object = sim_world_add_grid(w, &g);
+	return w;
+}
+
+static void flat_grid_is_clean(void)
+{
+	int obj;
+	sim_world *w = grid_world(&obj);
+	REQUIRE(w && obj >= 0);
+	int hits = -1, inside = -1;
+	sim_world_check(w, &hits, &inside);
+	CHECK(hits == 0);
+	CHECK(inside == 0);
+	sim_world_check(w, NULL, NULL);
+	sim_world_destroy(&w);
+}
+
+static void folded_grid_pierced(void)
+{
+	int obj;
+	sim_world *w = grid_world(&obj);
+	REQUIRE(w && obj >= 0);
+	const int nx = 20, first = sim_world_object_first_vertex(w, obj);
+	const float cell = 1.0f / 19.0f, gap = 0.02f;
+	vec3 zero = {0, 0, 0};
+	/* Fold rows 10..19 back over rows 0..9: two flat layers gap apart, joined by a
+	 * vertical strip between rows 9 and 10. */
+	for (int j = 0; j < 20; j++)
+		for (int i = 0; i < nx; i++) {
+			int jj = j < 10 ? j : 19 - j;
+			vec3 p = {-0.5f + cell * (float)i, j < 10 ? 0.0f : gap, 0.5f - cell * (float)jj};
+			CHECK(sim_world_set_vertex(w, first + j * nx + i, p, zero) == SIM_OK);
+		}
+	int hits = -1, inside = -1;
+	sim_world_check(w, &hits, &inside);
+	CHECK(hits == 0);
+	CHECK(inside == 0);
+	CHECK(brute_force_intersections(w) == 0);
+
+	/* Push an interior vertex of the lower layer up through the upper one. */
+	vec3 p = {-0.5f + cell * 6.0f, 2.0f * gap, 0.5f - cell * 4.0f};
+	CHECK(sim_world_set_vertex(w, first + 4 * nx + 6, p, zero) == SIM_OK);
+	sim_world_check(w, &hits, NULL);
+	CHECK(hits > 0);
+	CHECK(hits == brute_force_intersections(w));
+
+	/* And a second one elsewhere, through the fold line's strip. */
+	vec3 q = {-0.5f + cell * 14.0f, 0.5f * gap, 0.5f - cell * 11.0f};
+	CHECK(sim_world_set_vertex(w, first + 8 * nx + 14, q, zero) == SIM_OK);
+	int more = -1;
+	sim_world_check(w, &more, NULL);
+	CHECK(more == brute_force_intersections(w));
+	sim_world_destroy(&w);
+}
+
+static int add_triangle(sim_world *w, const char *name, const float p[9])
+{
+	static const int tri[3] = {0, 1, 2};
+	sim_mesh_def m = {
+		.name = name, .vertex_count = 3, .positions = p, .triangle_count = 1, .triangles = tri,
+		.material = sim_material_default(),
+	};
+	return sim_world_add_mesh(w, &m);
+}
+
+static void two_triangles(void)
+{
+	sim_world_def def = sim_world_def_default();
+	sim_world *w = sim_world_create(&def);
+	REQUIRE(w);
+	const float flat[9] = {0, 0, 0, 1, 0, 0, 0, 0, 1};
+	const float spike[9] = {0.2f, -0.5f, 0.2f, 0.3f, 0.5f, 0.2f, 0.2f, 0.5f, 0.3f};
+	int a = add_triangle(w, "flat", flat), b = add_triangle(w, "spike", spike);
+	REQUIRE(a >= 0 && b >= 0);
+	int first = sim_world_object_first_vertex(w, b), hits = -1;
+	sim_world_check(w, &hits, NULL);
+	CHECK(hits == 1);
+	/* Moved up out of the flat one. */
+	vec3 zero = {0, 0, 0};
+	for (int k = 0; k < 3; k++) {
+		vec3 p = {spike[3 * k], spike[3 * k + 1] + 1.0f, spike[3 * k + 2]};
+		CHECK(sim_world_set_vertex(w, first + k, p, zero) == SIM_OK);
+	}
+	sim_world_check(w, &hits, NULL);
+	CHECK(hits == 0);
+	/* Down until its lowest vertex touches the flat one's interior: touching counts. */
+	for (int k = 0; k < 3; k++) {
+		vec3 p = {spike[3 * k], spike[3 * k + 1] + 0.5f, spike[3 * k + 2]};
+		CHECK(sim_world_set_vertex(w, first + k, p, zero) == SIM_OK);
+	}
+	sim_world_check(w, &hits, NULL);
+	CHECK(hits == 1);
+	sim_world_destroy(&w);
+}
+
+static void vertices_inside_obstacles(void)
+{
+	int obj;
+	sim_world *w = grid_world(&obj);
+	REQUIRE(w && obj >= 0);
+	const vec4 *x = sim_world_positions(w);
+	int first = sim_world_object_first_vertex(w, obj);
+	int v0 = first + 5 * 20 + 5, v1 = first + 15 * 20 + 12;
+	/* Two spheres around v0 (counted once), one just under v1's level so that v1 is
+	 * outside it, and a sphere far away. */
+	sim_obstacle_def s = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	s.radius = 0.02f;
+	glm_vec3_copy((float *)x[v0], s.position);
+	CHECK(sim_world_add_obstacle(w, &s) >= 0);
+	s.radius = 0.03f;
+	s.position[0] += 0.005f;
+	CHECK(sim_world_add_obstacle(w, &s) >= 0);
+	s.radius = 0.1f;
+	glm_vec3_copy((float *)x[v1], s.position);
+	s.position[1] -= 0.11f;
+	CHECK(sim_world_add_obstacle(w, &s) >= 0);
+	s.radius = 0.5f;
+	s.position[0] = 10.0f;
+	CHECK(sim_world_add_obstacle(w, &s) >= 0);
+	int hits = -1, inside = -1;
+	sim_world_check(w, &hits, &inside);
+	CHECK(hits == 0);
+	CHECK(inside == 1);
+	/* Lower the third sphere so that v1 is inside too. */
+	vec3 zero = {0, 0, 0}, p;
+	glm_vec3_copy((float *)x[v1], p);
+	p[1] -= 0.05f;
+	CHECK(sim_world_set_vertex(w, v1, p, zero) == SIM_OK);
+	sim_world_check(w, NULL, &inside);
+	CHECK(inside == 2);
+	sim_world_destroy(&w);
+}
+
+static const test_case tests[] = {
+	TEST(self_pairs_match_brute_force),
+	TEST(identical_triangles),
+	TEST(touching_boxes_overlap),
+	TEST(tree_pairs_match_brute_force),
+	TEST(refit_and_rebuild_rule),
+	TEST(refit_without_rebuild_is_exact),
+	TEST(empty_and_single),
+	TEST(pair_order_is_deterministic),
+	TEST(flat_grid_is_clean),
+	TEST(folded_grid_pierced),
+	TEST(two_triangles),
+	TEST(vertices_inside_obstacles),
+};
+
+TEST_MAIN(tests)

@@ -1,0 +1,215 @@
+/* The collision pipeline: no tunnelling of fast vertices and fast obstacles, contacts
+ * keep their separation, friction, kinematic vertices, and the intersection check. */
+#include "test.h"
+
+#include "sim/sim.h"
+
+#include <cglm/quat.h>
+
+/* A single triangle object; its vertices get the given velocity. */
+static int add_triangle(sim_world *w, const char *name, const float p[9], const float *vel)
+{
+	static const int tri[3] = {0, 1, 2};
+	sim_mesh_def m = {.name = name, .vertex_count = 3, .positions = p, .triangle_count = 1, .triangles = tri};
+	m.material = sim_material_default();
+	m.material.total_mass = 0.03f;
+	int obj = sim_world_add_mesh(w, &m);
+	if (obj >= 0 && vel) {
+		int first = sim_world_object_first_vertex(w, obj);
+		for (int i = 0; i < 3; i++)
+			sim_world_set_vertex(w, first + i, &p[3 * i], vel);
+	}
+	return obj;
+}
+
+static sim_world *zero_g_world(void)
+{
+	sim_world_def def = sim_world_def_default();
+	def.gravity[1] = 0.0f;
+	def.blowup_speed = 1e3f;
+	return sim_world_create(&def);
+}
+
+/* A small triangle flying at 60 m/s through a pinned one: 6 cm per 1 ms step, twenty
+ * times the cloth thickness, crossing within a single step.  It must not pass. */
+static void test_fast_vertex_does_not_tunnel(void)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	static const float wall[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
+	REQUIRE(add_triangle(w, "wall", wall, NULL) == 0);
+	for (int i = 0; i < 3; i++)
+		sim_world_pin(w, i, true);
+	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
+	const float vel[3] = {0.0f, -60.0f, 0.0f};
+	REQUIRE(add_triangle(w, "dart", dart, vel) == 1);
+	for (int s = 0; s < 20; s++) {
+		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+		int inter = -1;
+		sim_world_check(w, &inter, NULL);
+		CHECK_MSG(inter == 0, "step %d: %d intersections", s + 1, inter);
+		for (int i = 3; i < 6; i++)
+			CHECK_MSG(sim_world_positions(w)[i][1] > 0.0f, "step %d: dart vertex %d at y = %g", s + 1, i,
+			          (double)sim_world_positions(w)[i][1]);
+	}
+	CHECK(sim_world_stats(w)->collisions + sim_world_stats(w)->contacts >= 0);
+	sim_world_destroy(&w);
+}
+
+/* A ball thrown at 20 m/s into a pinned cloth: no vertex ends inside it, and the cloth
+ * is carried along rather than passed through. */
+static void test_fast_sphere_does_not_tunnel(void)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 12;
+	g.size_x = g.size_y = 0.6f;
+	g.origin[0] = -0.3f, g.origin[1] = 1.0f, g.origin[2] = -0.3f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
+	REQUIRE(sim_world_add_grid(w, &g) == 0);
+	for (int i = 0; i < 12; i++) {
+		sim_world_pin(w, i, true);
+		sim_world_pin(w, 132 + i, true);
+	}
+	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	ball.radius = 0.1f;
+	ball.position[1] = 1.3f;
+	ball.velocity[1] = -20.0f; /* 2 cm per step: 0.3 m to go, through the sheet in 15 steps */
+	REQUIRE(sim_world_add_obstacle(w, &ball) == 0);
+	for (int s = 0; s < 25; s++) {
+		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+		int inside = -1;
+		sim_world_check(w, NULL, &inside);
+		CHECK_MSG(inside == 0, "step %d: %d vertices inside the ball", s + 1, inside);
+	}
+	vec3 p;
+	versor q;
+	REQUIRE(sim_world_obstacle_pose(w, 0, p, q) == SIM_OK);
+	CHECK_NEAR(p[1], 1.3 - 20.0 * 0.025, 1e-4); /* the ball went on: it is kinematic */
+	/* The vertex next to the middle (2.7 cm off in x and z) is on the ball's underside,
+	 * well below its centre: carried along.  Had the ball passed, the cloth would be
+	 * 0.2 m above the centre. */
+	int mid = 6 * 12 + 6;
+	CHECK_MSG(sim_world_positions(w)[mid][1] < p[1] - 0.05f, "cloth middle at %g, ball centre at %g",
+	          (double)sim_world_positions(w)[mid][1], (double)p[1]);
+	sim_world_destroy(&w);
+}
+
+/* A sheet dropped flat on the floor comes to rest at its half thickness above it
+ * (the separation the contacts keep), with no vertex inside. */
+static void test_rests_at_thickness(void)
+{
+	sim_world_def def = sim_world_def_default();
+	def.air_damping = 1.0f;
+	sim_world *w = sim_world_create(&def);
+	REQUIRE(w);
+	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
+	REQUIRE(sim_world_add_obstacle(w, &floor) == 0);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 8;
+	g.size_x = g.size_y = 0.4f;
+	g.origin[0] = -0.2f, g.origin[1] = 0.05f, g.origin[2] = -0.2f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.stiffness[0] = 50.0f, g.material.stiffness[1] = 20.0f, g.material.stiffness[2] = 1.0f;
+	g.material.thickness = 0.004f;
+	REQUIRE(sim_world_add_grid(w, &g) == 0);
+	for (int s = 0; s < 1500; s++)
+		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	for (int i = 0; i < sim_world_vertex_count(w); i++)
+		CHECK_NEAR(sim_world_positions(w)[i][1], 0.002, 2e-4);
+	CHECK(sim_world_stats(w)->kinetic < 1e-6);
+	sim_world_destroy(&w);
+}
+
+/* Coulomb friction on a tilted plane: with mu above tan(slope) a sheet placed on it stays,
+ * below it slides. */
+static double slide(float mu, float slope)
+{
+	sim_world_def def = sim_world_def_default();
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NAN;
+	sim_obstacle_def plane = sim_obstacle_def_default(SIM_SHAPE_PLANE);
+	plane.friction = mu;
+	glm_quatv(plane.orientation, slope, (vec3){0.0f, 0.0f, 1.0f}); /* tilted about z: downhill is -x */
+	sim_world_add_obstacle(w, &plane);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 5;
+	g.size_x = g.size_y = 0.2f;
+	float c = cosf(slope), s = sinf(slope);
+	g.axis_u[0] = c, g.axis_u[1] = s, g.axis_u[2] = 0.0f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	/* on the plane, lifted by the half thickness along its normal (-s, c, 0) */
+	g.origin[0] = -0.1f * c - 0.0015f * s, g.origin[1] = -0.1f * s + 0.0015f * c, g.origin[2] = -0.1f;
+	g.material.friction = mu;
+	g.material.stiffness[0] = 50.0f, g.material.stiffness[1] = 20.0f, g.material.stiffness[2] = 1.0f;
+	sim_world_add_grid(w, &g);
+	double x0 = sim_world_positions(w)[12][0];
+	for (int i = 0; i < 1000; i++)
+		if (sim_world_step(w, 1e-3f) != SIM_OK)
+			break;
+	double moved = x0 - sim_world_positions(w)[12][0];
+	sim_world_destroy(&w);
+	return moved;
+}
+
+static void test_friction(void)
+{
+	float slope = 0.3f; /* tan = 0.31 */
+	double stick = slide(0.6f, slope), slip = slide(0.1f, slope);
+	CHECK_MSG(fabs(stick) < 0.005, "mu 0.6 on a 0.31 slope moved %.4f m", stick);
+	/* mu 0.1: a = g (sin - mu cos) = 1.96 m/s^2, 0.98 m in 1 s without drag */
+	CHECK_MSG(slip > 0.5, "mu 0.1 slid only %.4f m", slip);
+}
+
+/* A pinned vertex keeps its place even when a collision pushes on it. */
+static void test_kinematic_vertices_unmoved(void)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	static const float wall[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
+	REQUIRE(add_triangle(w, "wall", wall, NULL) == 0);
+	for (int i = 0; i < 3; i++)
+		sim_world_pin(w, i, true);
+	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
+	const float vel[3] = {0.0f, -5.0f, 0.0f};
+	REQUIRE(add_triangle(w, "dart", dart, vel) == 1);
+	for (int s = 0; s < 30; s++)
+		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < 3; k++)
+			CHECK(sim_world_positions(w)[i][k] == wall[3 * i + k]);
+	CHECK(sim_world_stats(w)->collisions + sim_world_stats(w)->contacts >= 0);
+	sim_world_destroy(&w);
+}
+
+/* The check itself: two separate triangles, one piercing the other, count 1. */
+static void test_check_counts(void)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	sim_world_def def = *sim_world_get_def(w);
+	def.collisions = false;
+	REQUIRE(sim_world_set_def(w, &def) == SIM_OK);
+	static const float a[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
+	static const float b[9] = {0, -0.5f, 0, 0.2f, 0.5f, 0, -0.2f, 0.5f, 0.1f};
+	REQUIRE(add_triangle(w, "a", a, NULL) == 0);
+	REQUIRE(add_triangle(w, "b", b, NULL) == 1);
+	int inter = -1, inside = -1;
+	sim_world_check(w, &inter, &inside);
+	CHECK(inter == 1);
+	CHECK(inside == 0);
+	sim_world_destroy(&w);
+}
+
+static const test_case tests[] = {
+	TEST(test_fast_vertex_does_not_tunnel),
+	TEST(test_fast_sphere_does_not_tunnel),
+	TEST(test_rests_at_thickness),
+	TEST(test_friction),
+	TEST(test_kinematic_vertices_unmoved),
+	TEST(test_check_counts),
+};
+TEST_MAIN(tests)
