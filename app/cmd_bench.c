@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include "scenes/scenes.h"
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -209,11 +210,135 @@ static int bench_integrators(int argc, char **argv)
 	return EXIT_TELA_OK;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : (x > y);
+}
+
+/* Steps a world n times and prints the mean, p50 and p99 step time and the mean time of
+ * each collision stage; one CSV row per case. */
+static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE *csv)
+{
+	double *times = malloc(sizeof(double) * (size_t)n);
+	if (!times)
+		return EXIT_TELA_IO;
+	double stage[SIM_STAGE_COUNT] = {0};
+	long contacts = 0, collisions = 0, zones = 0;
+	int done = 0;
+	for (; done < n; done++) {
+		int64_t t0 = cli_now_ns();
+		sim_result r = sim_world_step(w, dt);
+		times[done] = (double)(cli_now_ns() - t0) * 1e-3;
+		if (r != SIM_OK) {
+			fprintf(stderr, "tela bench: %s: step %d: %s\n", name, done + 1, sim_result_string(r));
+			break;
+		}
+		const sim_stats *st = sim_world_stats(w);
+		for (int k = 0; k < SIM_STAGE_COUNT; k++)
+			stage[k] += st->stage_us[k];
+		contacts += st->contacts;
+		collisions += st->collisions;
+		zones += st->impact_zones;
+	}
+	double mean = 0.0;
+	for (int i = 0; i < done; i++)
+		mean += times[i];
+	mean = done ? mean / done : 0.0;
+	qsort(times, (size_t)done, sizeof(double), cmp_double);
+	double p50 = done ? times[done / 2] : 0.0, p99 = done ? times[(int)(0.99 * (done - 1))] : 0.0;
+	static const char *const stage_names[SIM_STAGE_COUNT] = {"forces", "solve", "strain", "check", "refit",
+	                                                        "broad", "proximity", "ccd", "failsafe"};
+	printf("%s: %d steps of %g s, %d vertices: mean %.3f ms, p50 %.3f ms, p99 %.3f ms per step\n", name, done,
+	       (double)dt, sim_world_vertex_count(w), mean * 1e-3, p50 * 1e-3, p99 * 1e-3);
+	printf("  per step (ms):");
+	for (int k = 0; k < SIM_STAGE_COUNT; k++)
+		printf(" %s %.3f", stage_names[k], done ? stage[k] * 1e-3 / done : 0.0);
+	printf("\n  contacts %ld, collisions %ld, impact zones %ld\n", contacts, collisions, zones);
+	if (csv) {
+		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
+		        p50 * 1e-3, p99 * 1e-3);
+		for (int k = 0; k < SIM_STAGE_COUNT; k++)
+			fprintf(csv, ",%.4f", done ? stage[k] * 1e-3 / done : 0.0);
+		fprintf(csv, ",%ld,%ld,%ld\n", contacts, collisions, zones);
+	}
+	free(times);
+	return done == n ? EXIT_TELA_OK : EXIT_TELA_BLOWUP;
+}
+
+/* The issue 3 figures: the pile scene (33 x 33, self-colliding, 1 ms) and a 129 x 129
+ * cloth draped on a ball at one implicit step per 1/90 s frame. */
+static int bench_collisions(int argc, char **argv)
+{
+	const char *csv_path = NULL;
+	double seconds = 3.0; /* simulated, for the pile; the 129 x 129 drape runs a third of it */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!val)
+			return cli_usage_error("bench", "option %s needs a value", a);
+		if (strcmp(a, "--csv") == 0) {
+			csv_path = val;
+		} else if (strcmp(a, "--seconds") == 0) {
+			if (!cli_parse_double(val, &seconds) || seconds <= 0.0 || seconds > 600.0)
+				return cli_usage_error("bench", "--seconds: '%s' is not in (0, 600]", val);
+		} else {
+			return cli_usage_error("bench", "unknown option '%s'", a);
+		}
+		i++;
+	}
+	FILE *csv = NULL;
+	if (csv_path) {
+		csv = fopen(csv_path, "w");
+		if (!csv) {
+			fprintf(stderr, "tela bench: %s: %s\n", csv_path, strerror(errno));
+			return EXIT_TELA_IO;
+		}
+		fprintf(csv, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,refit_ms,"
+		             "broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones\n");
+	}
+	int rc = EXIT_TELA_OK;
+	sim_world *w = scn_create("pile");
+	if (!w)
+		return EXIT_TELA_IO;
+	int r = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv);
+	rc = r != EXIT_TELA_OK ? r : rc;
+	sim_world_destroy(&w);
+
+	sim_world_def def = sim_world_def_default();
+	def.integrator = SIM_IMPLICIT;
+	def.air_damping = 0.1f;
+	w = sim_world_create(&def);
+	if (!w)
+		return EXIT_TELA_IO;
+	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	ball.radius = 0.35f;
+	ball.position[1] = 0.35f;
+	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 129;
+	g.size_x = g.size_y = 1.2f;
+	g.origin[0] = -0.6f, g.origin[1] = 1.0f, g.origin[2] = -0.6f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
+	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_obstacle(w, &ball) < 0 || sim_world_add_grid(w, &g) < 0) {
+		sim_world_destroy(&w);
+		return EXIT_TELA_IO;
+	}
+	r = time_collisions("sphere 129x129 implicit", w, 1.0f / 90.0f, (int)(seconds * 30.0), csv);
+	rc = r != EXIT_TELA_OK ? r : rc;
+	sim_world_destroy(&w);
+	if (csv && fclose(csv) != 0)
+		rc = EXIT_TELA_IO;
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("bench", "which benchmark? (integrators)");
+		return cli_usage_error("bench", "which benchmark? (integrators, collisions)");
 	if (strcmp(argv[1], "integrators") == 0)
 		return bench_integrators(argc - 1, argv + 1);
-	return cli_usage_error("bench", "unknown benchmark '%s' (integrators)", argv[1]);
+	if (strcmp(argv[1], "collisions") == 0)
+		return bench_collisions(argc - 1, argv + 1);
+	return cli_usage_error("bench", "unknown benchmark '%s' (integrators, collisions)", argv[1]);
 }

@@ -19,6 +19,8 @@ void cli_print_help(void)
 	    "  tela scenes               list the built-in scenes, one per line, name first\n"
 	    "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
 	    "                            time every integrator on square cloths (one core)\n"
+	    "  tela bench collisions [--csv FILE] [--seconds T]\n"
+	    "                            collision pipeline stage timings, p50/p99 per step\n"
 	    "  tela ccd DIR...           continuous collision detection on benchmark queries\n"
 	    "                            (vertex-face / edge-edge CSV folders); exit 1 on a\n"
 	    "                            false negative, 3 on unreadable or malformed input\n"
