@@ -131,43 +131,70 @@ static int parse_sizes(const char *s, int *sizes, int max)
 	return count;
 }
 
-static int bench_integrators(int argc, char **argv)
+typedef struct bench_options {
+	const char *csv_path;
+	double seconds, dt;
+	int sizes[16];
+	int size_count;
+} bench_options;
+
+/* --csv FILE and --seconds T for every benchmark; --sizes and --dt where allowed. */
+static int parse_bench_options(int argc, char **argv, bench_options *o, bool sizes_and_dt)
 {
-	const char *csv_path = NULL;
-	int sizes[16] = {16, 32, 64, 128, 256};
-	int size_count = 5;
-	double dt = 1e-3, seconds = 0.3;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!val)
 			return cli_usage_error("bench", "option %s needs a value", a);
 		if (strcmp(a, "--csv") == 0) {
-			csv_path = val;
-		} else if (strcmp(a, "--sizes") == 0) {
-			size_count = parse_sizes(val, sizes, 16);
-			if (size_count <= 0)
-				return cli_usage_error("bench", "--sizes: '%s' is not a list of sizes in [2, 2048]", val);
-		} else if (strcmp(a, "--dt") == 0) {
-			if (!cli_parse_double(val, &dt) || dt <= 0.0 || dt > 1.0)
-				return cli_usage_error("bench", "--dt: '%s' is not a step in (0, 1]", val);
+			o->csv_path = val;
 		} else if (strcmp(a, "--seconds") == 0) {
-			if (!cli_parse_double(val, &seconds) || seconds <= 0.0 || seconds > 600.0)
+			if (!cli_parse_double(val, &o->seconds) || o->seconds <= 0.0 || o->seconds > 600.0)
 				return cli_usage_error("bench", "--seconds: '%s' is not in (0, 600]", val);
+		} else if (sizes_and_dt && strcmp(a, "--sizes") == 0) {
+			o->size_count = parse_sizes(val, o->sizes, 16);
+			if (o->size_count <= 0)
+				return cli_usage_error("bench", "--sizes: '%s' is not a list of sizes in [2, 2048]", val);
+		} else if (sizes_and_dt && strcmp(a, "--dt") == 0) {
+			if (!cli_parse_double(val, &o->dt) || o->dt <= 0.0 || o->dt > 1.0)
+				return cli_usage_error("bench", "--dt: '%s' is not a step in (0, 1]", val);
 		} else {
 			return cli_usage_error("bench", "unknown option '%s'", a);
 		}
 		i++;
 	}
-	FILE *csv = NULL;
-	if (csv_path) {
-		csv = fopen(csv_path, "w");
-		if (!csv) {
-			fprintf(stderr, "tela bench: %s: %s\n", csv_path, strerror(errno));
-			return EXIT_TELA_IO;
-		}
-		fprintf(csv, "case,integrator,n,vertices,dt,us_per_step,ns_per_vertex_step,forces_ns,update_ns,check_ns,"
-		             "stats_ns,cg_iterations,steps,blew_up\n");
+	return EXIT_TELA_OK;
+}
+
+/* Opens the CSV and writes its header; no file when path is NULL. */
+static int open_csv(const char *path, const char *header, FILE **out)
+{
+	*out = NULL;
+	if (!path)
+		return EXIT_TELA_OK;
+	*out = fopen(path, "w");
+	if (!*out) {
+		fprintf(stderr, "tela bench: %s: %s\n", path, strerror(errno));
+		return EXIT_TELA_IO;
 	}
+	fprintf(*out, "%s\n", header);
+	return EXIT_TELA_OK;
+}
+
+static int bench_integrators(int argc, char **argv)
+{
+	bench_options o = {.seconds = 0.3, .dt = 1e-3, .sizes = {16, 32, 64, 128, 256}, .size_count = 5};
+	int rc = parse_bench_options(argc, argv, &o, true);
+	if (rc != EXIT_TELA_OK)
+		return rc;
+	const int *sizes = o.sizes;
+	int size_count = o.size_count;
+	double dt = o.dt, seconds = o.seconds;
+	FILE *csv = NULL;
+	rc = open_csv(o.csv_path, "case,integrator,n,vertices,dt,us_per_step,ns_per_vertex_step,forces_ns,update_ns,"
+	                          "check_ns,stats_ns,cg_iterations,steps,blew_up",
+	              &csv);
+	if (rc != EXIT_TELA_OK)
+		return rc;
 	printf("%-10s %5s %8s %10s %14s %10s %10s %9s %9s %8s\n", "integrator", "n", "vertices", "us/step",
 	       "ns/vertex-step", "forces-ns", "update-ns", "check-ns", "stats-ns", "cg-iter");
 	for (int s = 0; s < size_count; s++) {
@@ -204,7 +231,7 @@ static int bench_integrators(int argc, char **argv)
 		        r.integrator_ns, r.check_ns, r.stats_ns, r.cg_iterations, r.steps, r.blew_up);
 	sim_world_destroy(&w);
 	if (csv && fclose(csv) != 0) {
-		fprintf(stderr, "tela bench: %s: write failed\n", csv_path);
+		fprintf(stderr, "tela bench: %s: write failed\n", o.csv_path);
 		return EXIT_TELA_IO;
 	}
 	return EXIT_TELA_OK;
@@ -270,33 +297,18 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
  * cloth draped on a ball at one implicit step per 1/90 s frame. */
 static int bench_collisions(int argc, char **argv)
 {
-	const char *csv_path = NULL;
-	double seconds = 3.0; /* simulated, for the pile; the 129 x 129 drape runs a third of it */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!val)
-			return cli_usage_error("bench", "option %s needs a value", a);
-		if (strcmp(a, "--csv") == 0) {
-			csv_path = val;
-		} else if (strcmp(a, "--seconds") == 0) {
-			if (!cli_parse_double(val, &seconds) || seconds <= 0.0 || seconds > 600.0)
-				return cli_usage_error("bench", "--seconds: '%s' is not in (0, 600]", val);
-		} else {
-			return cli_usage_error("bench", "unknown option '%s'", a);
-		}
-		i++;
-	}
+	/* 3 s simulated for the pile; the 129 x 129 drape runs a third of it */
+	bench_options o = {.seconds = 3.0};
+	int rc = parse_bench_options(argc, argv, &o, false);
+	if (rc != EXIT_TELA_OK)
+		return rc;
+	double seconds = o.seconds;
 	FILE *csv = NULL;
-	if (csv_path) {
-		csv = fopen(csv_path, "w");
-		if (!csv) {
-			fprintf(stderr, "tela bench: %s: %s\n", csv_path, strerror(errno));
-			return EXIT_TELA_IO;
-		}
-		fprintf(csv, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,refit_ms,"
-		             "broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones\n");
-	}
-	int rc = EXIT_TELA_OK;
+	rc = open_csv(o.csv_path, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,"
+	                          "refit_ms,broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones",
+	              &csv);
+	if (rc != EXIT_TELA_OK)
+		return rc;
 	sim_world *w = scn_create("pile");
 	if (!w)
 		return EXIT_TELA_IO;

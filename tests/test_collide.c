@@ -30,19 +30,31 @@ static sim_world *zero_g_world(void)
 	return sim_world_create(&def);
 }
 
-/* A small triangle flying at 60 m/s through a pinned one: 6 cm per 1 ms step, twenty
- * times the cloth thickness, crossing within a single step.  It must not pass. */
-static void test_fast_vertex_does_not_tunnel(void)
+/* A pinned triangle (the wall, object 0) and a small one above it (the dart, object 1)
+ * flying down at `speed`. */
+static sim_world *dart_world(float speed)
 {
 	sim_world *w = zero_g_world();
-	REQUIRE(w);
+	if (!w)
+		return NULL;
 	static const float wall[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
-	REQUIRE(add_triangle(w, "wall", wall, NULL) == 0);
+	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
+	const float vel[3] = {0.0f, -speed, 0.0f};
+	if (add_triangle(w, "wall", wall, NULL) != 0 || add_triangle(w, "dart", dart, vel) != 1) {
+		sim_world_destroy(&w);
+		return NULL;
+	}
 	for (int i = 0; i < 3; i++)
 		sim_world_pin(w, i, true);
-	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
-	const float vel[3] = {0.0f, -60.0f, 0.0f};
-	REQUIRE(add_triangle(w, "dart", dart, vel) == 1);
+	return w;
+}
+
+/* The dart at 60 m/s: 6 cm per 1 ms step, twenty times the cloth thickness, crossing the
+ * wall within a single step.  It must not pass. */
+static void test_fast_vertex_does_not_tunnel(void)
+{
+	sim_world *w = dart_world(60.0f);
+	REQUIRE(w);
 	for (int s = 0; s < 20; s++) {
 		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
 		int inter = -1;
@@ -52,7 +64,6 @@ static void test_fast_vertex_does_not_tunnel(void)
 			CHECK_MSG(sim_world_positions(w)[i][1] > 0.0f, "step %d: dart vertex %d at y = %g", s + 1, i,
 			          (double)sim_world_positions(w)[i][1]);
 	}
-	CHECK(sim_world_stats(w)->collisions + sim_world_stats(w)->contacts >= 0);
 	sim_world_destroy(&w);
 }
 
@@ -164,24 +175,22 @@ static void test_friction(void)
 	CHECK_MSG(slip > 0.5, "mu 0.1 slid only %.4f m", slip);
 }
 
-/* A pinned vertex keeps its place even when a collision pushes on it. */
+/* The pinned wall keeps its place while the dart lands on it and pushes. */
 static void test_kinematic_vertices_unmoved(void)
 {
-	sim_world *w = zero_g_world();
+	sim_world *w = dart_world(5.0f);
 	REQUIRE(w);
-	static const float wall[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
-	REQUIRE(add_triangle(w, "wall", wall, NULL) == 0);
-	for (int i = 0; i < 3; i++)
-		sim_world_pin(w, i, true);
-	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
-	const float vel[3] = {0.0f, -5.0f, 0.0f};
-	REQUIRE(add_triangle(w, "dart", dart, vel) == 1);
-	for (int s = 0; s < 30; s++)
+	vec4 wall[3];
+	memcpy(wall, sim_world_positions(w), sizeof wall);
+	int impulses = 0;
+	for (int s = 0; s < 30; s++) {
 		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+		impulses += sim_world_stats(w)->collisions + sim_world_stats(w)->contacts;
+	}
+	CHECK_MSG(impulses > 0, "the dart never touched the wall");
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k < 3; k++)
-			CHECK(sim_world_positions(w)[i][k] == wall[3 * i + k]);
-	CHECK(sim_world_stats(w)->collisions + sim_world_stats(w)->contacts >= 0);
+			CHECK(sim_world_positions(w)[i][k] == wall[i][k]);
 	sim_world_destroy(&w);
 }
 
