@@ -1140,6 +1140,7 @@ void sim_world_recover(sim_world *w, int object)
 		glm_vec4_zero(w->kang_dv[i]);
 	}
 	w->history_valid = false;
+	sim_implicit_forget(w->implicit);
 }
 
 uint64_t sim_world_state_hash(const sim_world *w)
