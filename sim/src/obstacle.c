@@ -23,11 +23,7 @@
 
 static const char *const shape_names[SIM_SHAPE_COUNT] = {"plane", "sphere", "box", "capsule", "mesh"};
 
-/* A mesh's local_triangles array has one int after its 3 * triangle_count indices that
- * records whether the mesh is closed (every edge shared by exactly two triangles with
- * opposite directions), so the inside test can be skipped for open meshes without
- * re-deriving the edge structure on every query.  The API never exposes that slot. */
-static bool mesh_is_closed(const sim_obstacle *o) { return o->local_triangles[3 * o->triangle_count] != 0; }
+static bool mesh_is_closed(const sim_obstacle *o) { return o->closed; }
 
 /* ---- double helpers ------------------------------------------------------------------------- */
 
@@ -190,7 +186,7 @@ static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
 		     def->half_height > 0.0f;
 		break;
 	case SIM_SHAPE_MESH:
-		/* 3 * count ints and the closed flag must fit an int. */
+		/* 3 * count indices must fit an int. */
 		ok = ok && def->vertex_count > 0 && def->triangle_count > 0 && def->positions && def->triangles &&
 		     def->vertex_count <= (INT_MAX - 1) / 3 && def->triangle_count <= (INT_MAX - 1) / 3;
 		for (int i = 0; ok && i < 3 * def->vertex_count; i++)
@@ -236,7 +232,7 @@ static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
 	}
 	if (tmp.vertex_count > 0) {
 		tmp.local_positions = malloc(sizeof(float) * 3 * (size_t)tmp.vertex_count);
-		tmp.local_triangles = malloc(sizeof(int) * (3 * (size_t)tmp.triangle_count + 1));
+		tmp.local_triangles = malloc(sizeof(int) * 3 * (size_t)tmp.triangle_count);
 		if (!tmp.local_positions || !tmp.local_triangles) {
 			sim_obstacle_fini(&tmp);
 			return SIM_ERROR_OUT_OF_MEMORY;
@@ -247,7 +243,7 @@ static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
 					tmp.local_positions[3 * i + k] =
 						(i >> k) & 1 ? def->half_extents[k] : -def->half_extents[k];
 			memcpy(tmp.local_triangles, box_triangles, sizeof box_triangles);
-			tmp.local_triangles[36] = 1;
+			tmp.closed = true;
 		} else if (def->shape == SIM_SHAPE_PLANE) {
 			/* The collision pipeline meets a plane as a square of two triangles, PLANE_HALF
 			 * from the origin each way, facing +y; its distance stays exact. */
@@ -258,7 +254,6 @@ static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
 				tmp.local_positions[3 * i + 2] = (i >= 2) ? PLANE_HALF : -PLANE_HALF;
 			}
 			memcpy(tmp.local_triangles, plane_triangles, sizeof plane_triangles);
-			tmp.local_triangles[6] = 0;
 		} else {
 			memcpy(tmp.local_positions, def->positions, sizeof(float) * 3 * (size_t)tmp.vertex_count);
 			memcpy(tmp.local_triangles, def->triangles, sizeof(int) * 3 * (size_t)tmp.triangle_count);
@@ -267,7 +262,7 @@ static sim_result obstacle_init(sim_obstacle *o, const sim_obstacle_def *def)
 				sim_obstacle_fini(&tmp);
 				return SIM_ERROR_OUT_OF_MEMORY;
 			}
-			tmp.local_triangles[3 * tmp.triangle_count] = closed;
+			tmp.closed = closed != 0;
 		}
 	}
 	/* The caller's arrays may not outlive the call, so the stored definition points at

@@ -95,6 +95,7 @@ typedef struct sim_obstacle {
 	int vertex_count, triangle_count;
 	float *local_positions;    /* box: its 8 corners; mesh: a copy of the given vertices */
 	int *local_triangles;      /* box: its 12 triangles; mesh: a copy */
+	bool closed;               /* every edge shared by two triangles, opposite ways: a solid */
 	vec3 position;             /* current pose: where it is at the world's current time */
 	versor orientation;
 } sim_obstacle;
