@@ -46,10 +46,22 @@
 #define APPROACH_EPS 1e-9
 /* The fail-safe gives up after this many detection rounds (each one grows the zones). */
 #define FAILSAFE_ROUNDS 64
+/* The broad phase's vertex boxes reach a fraction of the pad (the slack) beyond the
+ * half pad the contacts need, so that its candidates serve later sweeps and substeps
+ * while every vertex stays inside its box (candidates_cover).  A larger slack means
+ * more candidates; it pays only while the cloth moves slowly.  The slack adapts: halved
+ * (down to the minimum) when a broad phase's candidates served no later substep,
+ * doubled (up to the maximum) when they served several. */
+#define BROAD_SLACK_MIN 0.125f
+#define BROAD_SLACK_MAX 1.0f
 
 typedef struct pair {
 	int a, b; /* vertex-face: vertex, triangle; edge-edge: edge, edge */
 } pair;
+
+typedef struct fbox {
+	float lo[3], hi[3];
+} fbox;
 
 typedef struct darray {
 	void *data;
@@ -69,6 +81,8 @@ struct sim_collide {
 	vec3 *box_lo, *box_hi; /* each vertex's swept box, for culling primitive pairs */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
+	int *vstamp;     /* value of clock when this vertex's vbar last took a collision impulse */
+	int clock;       /* collision impulses applied this substep */
 
 	/* triangles and edges, in collision-vertex indices, and the object each belongs to */
 	int topology_vertices, topology_triangles; /* counts the topology was built for */
@@ -88,7 +102,30 @@ struct sim_collide {
 	sim_bvh **trees;
 	int tree_capacity;
 
+	darray tri_box, edge_box; /* fbox: the union of their vertices' boxes, per broad phase */
 	darray vf, ee;    /* candidate pairs */
+	bool have_candidates; /* vf and ee came from a broad phase over the current topology */
+	bool candidates_self; /* ... with self collisions on */
+	float slack;          /* the broad phase's slack, a fraction of the pad; 0 before the first */
+	int served;           /* later substeps the current candidates served */
+	/* per candidate: the clock when it was last tested and found clear, or -1 when it
+	 * must be tested (never tested since the broad phase, or a hit last time) */
+	darray vf_state, ee_state;
+	/* per candidate: a lower bound on the distance of its primitives at the start (the
+	 * contacts compute it; 0 until they have), and each vertex's displacement over the
+	 * substep: a pair whose start distance exceeds its two sides' largest displacements
+	 * by more than 2 CCD_GAP cannot come within CCD_GAP */
+	darray vf_lb, ee_lb;
+	double *disp;
+	/* the previous broad phase's candidates and bounds, while a new one looks up what
+	 * it can carry over (carry_bounds), and the lookup's index */
+	darray old_vf, old_ee, old_vf_lb, old_ee_lb, key_start, key_items;
+	/* When the contacts reuse the candidates of an earlier substep, its start positions
+	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
+	 * carries over, less the two sides' largest moves. */
+	bool lb_carry;    /* vf_lb and ee_lb hold bounds for the positions in x0_prev */
+	vec4 *x0_prev;
+	double *move;
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -125,7 +162,10 @@ void sim_collide_destroy(sim_collide *c)
 	void *arrays[] = {c->x0, c->vbar, c->vbar_in, c->acc, c->sep, c->mu, c->zone, c->box_lo, c->box_hi, c->tris.data, c->tri_owner.data,
 	                  c->edges.data, c->edge_owner.data, c->tri_edges.data, c->own_vert_start.data, c->own_vert.data,
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
-	                  c->owner_rigid, c->vf.data, c->ee.data};
+	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
+	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
+	                  c->x0_prev, c->move, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
+	                  c->key_start.data, c->key_items.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -157,7 +197,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	int cap = c->nv_capacity ? c->nv_capacity : 256;
 	while (cap < nv)
 		cap *= 2;
-	vec4 **v4[] = {&c->x0, &c->vbar, &c->vbar_in, &c->acc};
+	vec4 **v4[] = {&c->x0, &c->vbar, &c->vbar_in, &c->acc, &c->x0_prev};
 	for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
 		void *q = realloc(*v4[i], sizeof(vec4) * (size_t)cap);
 		if (!q)
@@ -178,10 +218,20 @@ static bool reserve_vertices(sim_collide *c, int nv)
 			return false;
 		*b3[i] = q;
 	}
-	void *q = realloc(c->zone, sizeof(int) * (size_t)cap);
-	if (!q)
-		return false;
-	c->zone = q;
+	double **d1[] = {&c->disp, &c->move};
+	for (size_t i = 0; i < sizeof d1 / sizeof d1[0]; i++) {
+		void *q = realloc(*d1[i], sizeof(double) * (size_t)cap);
+		if (!q)
+			return false;
+		*d1[i] = q;
+	}
+	int **i1[] = {&c->zone, &c->vstamp};
+	for (size_t i = 0; i < sizeof i1 / sizeof i1[0]; i++) {
+		void *q = realloc(*i1[i], sizeof(int) * (size_t)cap);
+		if (!q)
+			return false;
+		*i1[i] = q;
+	}
 	c->nv_capacity = cap;
 	return true;
 }
@@ -355,6 +405,7 @@ static bool build_topology(sim_collide *c, const sim_world *w, int nv)
 	c->tri_edges.count = nt;
 	if (!assign_owners(c, nv, nt, ne))
 		return false;
+	c->have_candidates = false;
 	c->topology_vertices = nv;
 	c->topology_triangles = nt;
 	return true;
@@ -405,6 +456,16 @@ static void end_position(const sim_collide *c, int i, float h, double out[3])
 		out[k] = (double)(c->x0[i][k] + h * c->vbar[i][k]);
 }
 
+/* How far vertex i moves over the substep: |end - start| in double. */
+static double displacement(const sim_collide *c, int i, float h)
+{
+	double e[3], d2 = 0.0;
+	end_position(c, i, h, e);
+	for (int k = 0; k < 3; k++)
+		d2 += (e[k] - c->x0[i][k]) * (e[k] - c->x0[i][k]);
+	return sqrt(d2);
+}
+
 /* ---- broad phase ---------------------------------------------------------------------------- */
 
 /* Each collision vertex's box over the substep (start and current end position),
@@ -420,25 +481,41 @@ static void vertex_boxes(sim_collide *c, float h, float pad)
 	}
 }
 
-static bool boxes_overlap(const sim_collide *c, const int *pa, int na, const int *pb, int nb)
+/* Whether every vertex's current path, inflated by a few CCD gaps, still lies in the
+ * box the last broad phase gave it.  Then every pair that can come within CCD_GAP has
+ * overlapping boxes in that broad phase, so its candidate list still holds every pair
+ * the detection could find, and it need not run again. */
+static bool paths_in_boxes(const sim_collide *c, float h)
 {
-	for (int k = 0; k < 3; k++) {
-		float lo_a = c->box_lo[pa[0]][k], hi_a = c->box_hi[pa[0]][k];
-		for (int i = 1; i < na; i++) {
-			float lo = c->box_lo[pa[i]][k], hi = c->box_hi[pa[i]][k];
-			lo_a = lo < lo_a ? lo : lo_a;
-			hi_a = hi > hi_a ? hi : hi_a;
+	const float margin = 4.0f * (float)CCD_GAP;
+	for (int i = 0; i < c->nv; i++) {
+		for (int k = 0; k < 3; k++) {
+			float e = c->x0[i][k] + h * c->vbar[i][k];
+			if (!(e - margin >= c->box_lo[i][k] && e + margin <= c->box_hi[i][k]))
+				return false;
 		}
-		float lo_b = c->box_lo[pb[0]][k], hi_b = c->box_hi[pb[0]][k];
-		for (int i = 1; i < nb; i++) {
-			float lo = c->box_lo[pb[i]][k], hi = c->box_hi[pb[i]][k];
-			lo_b = lo < lo_b ? lo : lo_b;
-			hi_b = hi > hi_b ? hi : hi_b;
-		}
-		if (hi_a < lo_b || hi_b < lo_a)
-			return false;
 	}
 	return true;
+}
+
+/* Whether the last broad phase's candidates still hold every pair this substep needs:
+ * each vertex's start position with half the pad around it (the contacts: a pair closer
+ * than its separation, at most the pad, at the start has overlapping boxes then) and
+ * its path (paths_in_boxes) inside the box that broad phase gave it.  x0 changes every
+ * substep; a broad phase with slack lets its candidates serve several. */
+static bool candidates_cover(const sim_collide *c, const sim_world *w, float h, float pad)
+{
+	if (!c->have_candidates || c->candidates_self != w->def.self_collisions)
+		return false;
+	const float margin = 0.5f * pad + 4.0f * (float)CCD_GAP;
+	for (int i = 0; i < c->nv; i++) {
+		for (int k = 0; k < 3; k++) {
+			float a = c->x0[i][k];
+			if (!(a - margin >= c->box_lo[i][k] && a + margin <= c->box_hi[i][k]))
+				return false;
+		}
+	}
+	return paths_in_boxes(c, h);
 }
 
 typedef struct broad_ctx {
@@ -449,62 +526,190 @@ typedef struct broad_ctx {
 
 static bool shares_vertex(const int *t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
 
+static inline bool fbox_overlap(const fbox *a, const fbox *b)
+{
+	return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] && b->lo[1] <= a->hi[1] &&
+	       a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
+}
+
+static inline bool vertex_in_box(const sim_collide *c, int v, const fbox *b)
+{
+	const float *lo = c->box_lo[v], *hi = c->box_hi[v];
+	return lo[0] <= b->hi[0] && b->lo[0] <= hi[0] && lo[1] <= b->hi[1] && b->lo[1] <= hi[1] && lo[2] <= b->hi[2] &&
+	       b->lo[2] <= hi[2];
+}
+
 /* A pair of overlapping triangles yields the vertex-face pairs of the vertices each
  * owns against the other triangle, and the edge-edge pairs of the edges each owns,
- * minus those whose primitives share a vertex or whose own boxes are apart. */
+ * minus those whose primitives share a vertex or whose own boxes are apart
+ * (a vertex's box against the triangle's, an edge's against the edge's). */
 static void on_triangle_pair(void *user, int ta, int tb)
 {
 	broad_ctx *ctx = user;
 	sim_collide *c = ctx->c;
 	ta += c->owner_first_tri[ctx->owner_a];
 	tb += c->owner_first_tri[ctx->owner_b];
+	const int *vs = c->own_vert_start.data, *es = c->own_edge_start.data;
+	int va0 = vs[ta], va1 = vs[ta + 1], vb0 = vs[tb], vb1 = vs[tb + 1];
+	int ea0 = es[ta], ea1 = es[ta + 1], eb0 = es[tb], eb1 = es[tb + 1];
+	bool ee_any = ea0 < ea1 && eb0 < eb1;
+	if (va0 == va1 && vb0 == vb1 && !ee_any)
+		return; /* neither owns anything the other can meet */
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
-	const int *vs = c->own_vert_start.data, *vl = c->own_vert.data, *es = c->own_edge_start.data,
-	          *el = c->own_edge.data;
+	const int *vl = c->own_vert.data, *el = c->own_edge.data;
+	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
 	const int *A = &tri[3 * ta], *B = &tri[3 * tb];
 	bool ok = true;
-	for (int k = vs[ta]; k < vs[ta + 1]; k++)
-		if (!shares_vertex(B, vl[k]) && boxes_overlap(c, &vl[k], 1, B, 3))
+	for (int k = va0; k < va1; k++)
+		if (!shares_vertex(B, vl[k]) && vertex_in_box(c, vl[k], &tbox[tb]))
 			ok = ok && push_pair(&c->vf, vl[k], tb);
-	for (int k = vs[tb]; k < vs[tb + 1]; k++)
-		if (!shares_vertex(A, vl[k]) && boxes_overlap(c, &vl[k], 1, A, 3))
+	for (int k = vb0; k < vb1; k++)
+		if (!shares_vertex(A, vl[k]) && vertex_in_box(c, vl[k], &tbox[ta]))
 			ok = ok && push_pair(&c->vf, vl[k], ta);
-	for (int i = es[ta]; i < es[ta + 1]; i++) {
-		for (int j = es[tb]; j < es[tb + 1]; j++) {
-			const int *p = edges[el[i]], *q = edges[el[j]];
-			if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1] || !boxes_overlap(c, p, 2, q, 2))
-				continue;
-			ok = ok && push_pair(&c->ee, el[i], el[j]);
+	if (ee_any) {
+		for (int i = ea0; i < ea1; i++) {
+			const int *p = edges[el[i]];
+			const fbox *bp = &ebox[el[i]];
+			for (int j = eb0; j < eb1; j++) {
+				const int *q = edges[el[j]];
+				if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1] || !fbox_overlap(bp, &ebox[el[j]]))
+					continue;
+				ok = ok && push_pair(&c->ee, el[i], el[j]);
+			}
 		}
 	}
 	if (!ok)
 		ctx->failed = true;
 }
 
+/* The boxes of every triangle and edge: the union of their vertices' boxes. */
+static bool primitive_boxes(sim_collide *c)
+{
+	int nt = c->tris.count, ne = c->edges.count;
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne))
+		return false;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	fbox *tb = c->tri_box.data, *eb = c->edge_box.data;
+	for (int t = 0; t < nt; t++) {
+		const int *v = &tri[3 * t];
+		for (int k = 0; k < 3; k++) {
+			float lo = c->box_lo[v[0]][k], hi = c->box_hi[v[0]][k];
+			for (int j = 1; j < 3; j++) {
+				float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
+				lo = l < lo ? l : lo;
+				hi = u > hi ? u : hi;
+			}
+			tb[t].lo[k] = lo;
+			tb[t].hi[k] = hi;
+		}
+	}
+	for (int e = 0; e < ne; e++) {
+		int a = edges[e][0], b = edges[e][1];
+		for (int k = 0; k < 3; k++) {
+			float la = c->box_lo[a][k], lb = c->box_lo[b][k], ua = c->box_hi[a][k], ub = c->box_hi[b][k];
+			eb[e].lo[k] = lb < la ? lb : la;
+			eb[e].hi[k] = ub > ua ? ub : ua;
+		}
+	}
+	return true;
+}
+
+/* Every candidate is to be tested in the next sweep, and its start distance is unknown:
+ * after a broad phase, and when a new substep reuses the candidates. */
+static void forget_results(sim_collide *c, bool keep_bounds)
+{
+	int *vs = c->vf_state.data, *es = c->ee_state.data;
+	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
+	for (int q = 0; q < c->vf.count; q++)
+		vs[q] = -1;
+	for (int q = 0; q < c->ee.count; q++)
+		es[q] = -1;
+	if (keep_bounds)
+		return;
+	c->lb_carry = false;
+	for (int q = 0; q < c->vf.count; q++)
+		vl[q] = 0.0;
+	for (int q = 0; q < c->ee.count; q++)
+		el[q] = 0.0;
+}
+
+/* Gives every new candidate that was an old one its old start-distance bound (the
+ * others keep 0): the old pairs are indexed by their first primitive (counting sort),
+ * and each new pair looks among the few old ones with the same first primitive. */
+static bool carry_bounds(sim_collide *c, const darray *old, const double *old_lb, const darray *cur, double *lb,
+                         int keys)
+{
+	if (old->count == 0 || cur->count == 0)
+		return true;
+	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(int), old->count))
+		return false;
+	int *start = c->key_start.data, *items = c->key_items.data;
+	const pair *op = old->data, *np = cur->data;
+	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
+	for (int q = 0; q < old->count; q++)
+		start[op[q].a + 1]++;
+	for (int k = 0; k < keys; k++)
+		start[k + 1] += start[k];
+	for (int q = 0; q < old->count; q++)
+		items[start[op[q].a]++] = q;
+	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
+	for (int q = 0; q < cur->count; q++) {
+		int a = np[q].a;
+		for (int j = a ? start[a - 1] : 0; j < start[a]; j++) {
+			if (op[items[j]].b == np[q].b) {
+				lb[q] = old_lb[items[j]];
+				break;
+			}
+		}
+	}
+	return true;
+}
+
 /* Candidate pairs for the motion from x0 at the current vbar: the hierarchies are
- * refitted to the swept triangles inflated by pad (rebuilt when they have degraded),
- * traversed in a fixed order, and the primitive pairs culled by their own boxes.  Run
- * again whenever impulses have changed the paths. */
+ * refitted to the swept triangles inflated by reach = (1/2 + slack) pad (rebuilt
+ * when they have degraded), traversed in a fixed order, and the primitive pairs culled
+ * by their own boxes (the union of their vertices' boxes).  Run again only when a
+ * vertex's start or path has left its box (candidates_cover, paths_in_boxes). */
 static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
 {
 	int64_t t0 = sim_now_ns();
-	vertex_boxes(c, h, 0.5f * pad);
+	float reach = (0.5f + c->slack) * pad;
+	vertex_boxes(c, h, reach);
+	if (!primitive_boxes(c))
+		return false;
 	for (int i = 0; i < c->nv; i++) {
 		for (int k = 0; k < 3; k++)
 			c->acc[i][k] = c->x0[i][k] + h * c->vbar[i][k]; /* end positions; acc is free here */
 		c->acc[i][3] = 0.0f;
 	}
+	/* The triangle boxes need only enclose their vertices' boxes (reach each side): a
+	 * primitive pair is kept only when those overlap.  A gap more absorbs any rounding
+	 * between the two computations. */
 	const int *tri = c->tris.data;
+	float margin = reach + (float)CCD_GAP;
 	for (int o = 0; o < c->owner_count; o++) {
-		if (!sim_bvh_update(c->trees[o], tri + 3 * c->owner_first_tri[o], c->owner_tri_count[o], c->x0, c->acc, pad))
+		if (!sim_bvh_update(c->trees[o], tri + 3 * c->owner_first_tri[o], c->owner_tri_count[o], c->x0, c->acc, margin))
 			return false;
 	}
 	for (int i = 0; i < c->nv; i++)
 		glm_vec4_zero(c->acc[i]);
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	/* The old candidates and their bounds go aside (the buffers swap), so that pairs
+	 * found again keep their bounds; they are valid only over the same topology.  At
+	 * the least slack the cloth moves fast, bounds rarely survive the moves, and the
+	 * lookup is not worth its cost. */
+	bool carry = c->lb_carry && c->have_candidates && c->slack > BROAD_SLACK_MIN;
+	darray tmp;
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
+	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
+	c->lb_carry = false;
 	c->vf.count = c->ee.count = 0;
+	c->have_candidates = false;
 	broad_ctx ctx = {c, 0, 0, false};
 	for (int a = 0; a < c->owner_count; a++) {
 		if (c->owner_rigid[a])
@@ -523,6 +728,20 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	}
 	if (ctx.failed)
 		return false;
+	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
+	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
+		return false;
+	c->have_candidates = true;
+	c->candidates_self = w->def.self_collisions;
+	forget_results(c, false);
+	if (carry) {
+		if (!carry_bounds(c, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
+		    !carry_bounds(c, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
+			forget_results(c, false);
+			return false;
+		}
+		c->lb_carry = true;
+	}
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -579,13 +798,16 @@ static double pair_separation(const sim_collide *c, const stencil *s)
 }
 
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
-static void apply_now(sim_collide *c, const stencil *s, const double dv[3], double inv_m)
+static void apply_now(sim_collide *c, const stencil *s, const double dv[3], double inv_m, float h)
 {
+	c->clock++;
 	for (int k = 0; k < 4; k++) {
 		int i = s->idx[k];
 		double f = s->coef[k] * c->x0[i][3] / inv_m;
 		for (int j = 0; j < 3; j++)
 			c->vbar[i][j] += (float)(f * dv[j]);
+		c->vstamp[i] = c->clock;
+		c->disp[i] = displacement(c, i, h);
 	}
 }
 
@@ -644,6 +866,12 @@ static void apply_accumulated(sim_collide *c)
 	}
 }
 
+static double max3(double a, double b, double d)
+{
+	double m = a > b ? a : b;
+	return m > d ? m : d;
+}
+
 static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 static void cross3(const double a[3], const double b[3], double out[3])
@@ -672,20 +900,79 @@ static bool unit_or(const double d[3], const double fallback[3], double out[3])
 	return false;
 }
 
+/* Whether the two sides of a pair are at least sep apart at the start, by a separating
+ * axis (x, y, z, then the face normal or the edges' cross product): then the distance
+ * query would find d >= sep and the pair gets no contact.  Vertex-face: p0 (= p1) and
+ * the triangle q0 q1 q2; edge-edge: p0 p1 and q0 q1 (q2 = q1).  A relative margin keeps
+ * the test conservative against the rounding of the two computations. */
+static bool start_apart(const double p0[3], const double p1[3], const double q0[3], const double q1[3],
+                        const double q2[3], int split, double sep, double *gap)
+{
+	double thr = sep * (1.0 + 1e-6);
+	for (int k = 0; k < 3; k++) {
+		double lo_a = p0[k] < p1[k] ? p0[k] : p1[k], hi_a = p0[k] < p1[k] ? p1[k] : p0[k];
+		double lo_b = q0[k], hi_b = q0[k];
+		lo_b = q1[k] < lo_b ? q1[k] : lo_b;
+		hi_b = q1[k] > hi_b ? q1[k] : hi_b;
+		lo_b = q2[k] < lo_b ? q2[k] : lo_b;
+		hi_b = q2[k] > hi_b ? q2[k] : hi_b;
+		double g = lo_b - hi_a > lo_a - hi_b ? lo_b - hi_a : lo_a - hi_b;
+		if (g > thr) {
+			*gap = g;
+			return true;
+		}
+	}
+	double u[3], v[3], n[3], r[3];
+	for (int k = 0; k < 3; k++) {
+		u[k] = split == 1 ? q1[k] - q0[k] : p1[k] - p0[k];
+		v[k] = split == 1 ? q2[k] - q0[k] : q1[k] - q0[k];
+		r[k] = p0[k] - q0[k];
+	}
+	cross3(u, v, n);
+	double len = norm3(n), g = fabs(r[0] * n[0] + r[1] * n[1] + r[2] * n[2]);
+	if (len > 0.0 && g > thr * len) {
+		*gap = g / len;
+		return true;
+	}
+	return false;
+}
+
 static int proximity(sim_collide *c, float h)
 {
 	int contacts = 0;
+	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	bool carry = c->lb_carry;
+	const double *mv = c->move;
+	if (carry)
+		for (int i = 0; i < c->nv; i++) {
+			double d2 = 0.0;
+			for (int k = 0; k < 3; k++) {
+				double d = (double)c->x0[i][k] - (double)c->x0_prev[i][k];
+				d2 += d * d;
+			}
+			c->move[i] = sqrt(d2);
+		}
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
 	for (int q = 0; q < c->vf.count; q++) {
 		const int *t = &tri[3 * vf[q].b];
+		if (carry) {
+			double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
+			if (lb > ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6)) {
+				vf_lb[q] = lb;
+				continue;
+			}
+		}
 		double p[3], a[3], b[3], cc[3], wts[3];
 		to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
 		stencil s;
 		vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
 		double sep = pair_separation(c, &s);
+		if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
+			continue;
 		double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
+		vf_lb[q] = sqrt(d2);
 		if (!(d2 < sep * sep))
 			continue;
 		double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
@@ -702,12 +989,23 @@ static int proximity(sim_collide *c, float h)
 	}
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
+		if (carry) {
+			double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
+			            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
+			if (lb > ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6)) {
+				ee_lb[q] = lb;
+				continue;
+			}
+		}
 		double p0[3], p1[3], q0[3], q1[3], u, v;
 		to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
 		stencil s;
 		ee_stencil(c, &ee[q], 0.5, 0.5, &s);
 		double sep = pair_separation(c, &s);
+		if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
+			continue;
 		double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
+		ee_lb[q] = sqrt(d2);
 		if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
 			continue; /* an end point: the vertex-face pairs cover it */
 		double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
@@ -723,6 +1021,8 @@ static int proximity(sim_collide *c, float h)
 		contacts += contact_impulse(c, &s, n, d, sep, h);
 	}
 	apply_accumulated(c);
+	memcpy(c->x0_prev, c->x0, sizeof(vec4) * (size_t)c->nv);
+	c->lb_carry = true;
 	return contacts;
 }
 
@@ -735,6 +1035,68 @@ static void pair_positions(const sim_collide *c, const int idx[4], float h, doub
 		to_d(c->x0[idx[k]], x0[k]);
 		end_position(c, idx[k], h, x1[k]);
 	}
+}
+
+/* Cheapest exclusion: a separating axis.  Along any direction a, the projections of
+ * the two sides' points move linearly over the step, so if at both ends every vertex of
+ * one side lies more than 2 CCD_GAP (times |a|) beyond every vertex of the other,
+ * every point of one convex primitive stays that far from the other's all step long:
+ * no hit.  Tried along x, y and z (the swept boxes) and along the start normal (the
+ * face normal, or the two edges' cross product), which separates stacked layers of
+ * cloth.  Vertices [0, split) are one side. */
+static bool separated_along(const double x0[4][3], const double x1[4][3], int split, const double a[3], double thr)
+{
+	double lo[2][2], hi[2][2]; /* [end][side] */
+	for (int e = 0; e < 2; e++) {
+		const double(*x)[3] = e ? x1 : x0;
+		for (int k = 0; k < 4; k++) {
+			double d = x[k][0] * a[0] + x[k][1] * a[1] + x[k][2] * a[2];
+			int side = k >= split;
+			if (k == 0 || k == split) {
+				lo[e][side] = hi[e][side] = d;
+			} else {
+				lo[e][side] = d < lo[e][side] ? d : lo[e][side];
+				hi[e][side] = d > hi[e][side] ? d : hi[e][side];
+			}
+		}
+	}
+	return (lo[0][1] - hi[0][0] > thr && lo[1][1] - hi[1][0] > thr) ||
+	       (lo[0][0] - hi[0][1] > thr && lo[1][0] - hi[1][1] > thr);
+}
+
+static bool separated(const double x0[4][3], const double x1[4][3], int split)
+{
+	const double thr = 2.0 * CCD_GAP;
+	for (int k = 0; k < 3; k++) {
+		/* the swept boxes along axis k */
+		double lo_a = x0[0][k], hi_a = x0[0][k], lo_b = x0[split][k], hi_b = x0[split][k];
+		for (int i = 0; i < 4; i++) {
+			double p = x0[i][k], q = x1[i][k];
+			double l = p < q ? p : q, u = p < q ? q : p;
+			if (i < split) {
+				lo_a = l < lo_a ? l : lo_a;
+				hi_a = u > hi_a ? u : hi_a;
+			} else {
+				lo_b = l < lo_b ? l : lo_b;
+				hi_b = u > hi_b ? u : hi_b;
+			}
+		}
+		if (lo_b - hi_a > thr || lo_a - hi_b > thr)
+			return true;
+	}
+	double u[3], v[3], a[3];
+	for (int k = 0; k < 3; k++) {
+		if (split == 1) {
+			u[k] = x0[2][k] - x0[1][k];
+			v[k] = x0[3][k] - x0[1][k];
+		} else {
+			u[k] = x0[1][k] - x0[0][k];
+			v[k] = x0[3][k] - x0[2][k];
+		}
+	}
+	cross3(u, v, a);
+	double len = norm3(a);
+	return len > 0.0 && separated_along(x0, x1, split, a, thr * len);
 }
 
 /* Tests one candidate over the substep; on an approaching hit fills the stencil and
@@ -753,7 +1115,9 @@ static bool detect(const sim_collide *c, bool vertex_face, const pair *p, float 
 		return false; /* nothing here can move */
 	double x0[4][3], x1[4][3];
 	pair_positions(c, idx, h, x0, x1);
-	/* Cheap exclusion first: the distance can shrink no faster than the largest relative
+	if (separated(x0, x1, vertex_face ? 1 : 2))
+		return false;
+	/* Then: the distance can shrink no faster than the largest relative
 	 * displacement M of a vertex of one side against one of the other, so with d0 and d1
 	 * at the ends it stays above (d0 + d1 - M) / 2 over the whole step.  Resting
 	 * contacts (a few mm apart, moving microns per step) never reach the root finder. */
@@ -846,7 +1210,7 @@ static bool collision_impulse(sim_collide *c, const stencil *s, const double n[3
 	double dv[3];
 	for (int j = 0; j < 3; j++)
 		dv[j] = dvn * n[j] - cut * vt[j];
-	apply_now(c, s, dv, inv_m);
+	apply_now(c, s, dv, inv_m, h);
 	c->self_hits += cloth_only(c, s);
 	return true;
 }
@@ -855,15 +1219,54 @@ static bool collision_impulse(sim_collide *c, const stencil *s, const double n[3
  * its impulse at once; otherwise hits are only reported to on_hit. */
 typedef void (*hit_fn)(sim_collide *c, const stencil *s, void *user);
 
-static int sweep(sim_collide *c, float h, bool respond, hit_fn on_hit, void *user)
+/* Whether a candidate must be tested again: a hit last time, never tested since the
+ * broad phase, or one of its vertices took an impulse since it was found clear (the
+ * result of detect depends only on the four vertices' x0 and vbar). */
+static bool stale(const sim_collide *c, int state, int a, int b, int d, int e)
+{
+	if (state < 0)
+		return true;
+	const int *v = c->vstamp;
+	return v[a] > state || v[b] > state || v[d] > state || v[e] > state;
+}
+
+/* Every point of a primitive moves at most its vertices' largest displacement (it is a
+ * fixed convex combination of them), so two primitives at least lb apart at the start
+ * stay at least lb - da - db apart all step. */
+static bool apart(double lb, double da, double db)
+{
+	return lb - da - db > 2.0 * CCD_GAP;
+}
+
+/* With incremental, candidates that cannot have changed since they were last found
+ * clear are skipped (their result would be the same), and so are those the start
+ * distance and the displacements keep apart (apart); every hit is still counted.
+ * incremental needs disp up to date. */
+static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
 	int hits = 0;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
+	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
 	stencil s;
 	double n[3];
 	for (int q = 0; q < c->vf.count; q++) {
-		if (!detect(c, true, &vf[q], h, &s, n))
+		if (incremental) {
+			const int *t = &tri[3 * vf[q].b];
+			if (!stale(c, vf_state[q], vf[q].a, t[0], t[1], t[2]))
+				continue;
+			if (apart(vf_lb[q], c->disp[vf[q].a], max3(c->disp[t[0]], c->disp[t[1]], c->disp[t[2]]))) {
+				vf_state[q] = c->clock;
+				continue;
+			}
+		}
+		if (!detect(c, true, &vf[q], h, &s, n)) {
+			vf_state[q] = c->clock;
 			continue;
+		}
+		vf_state[q] = -1;
 		hits++;
 		if (respond)
 			collision_impulse(c, &s, n, h);
@@ -871,8 +1274,22 @@ static int sweep(sim_collide *c, float h, bool respond, hit_fn on_hit, void *use
 			on_hit(c, &s, user);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
-		if (!detect(c, false, &ee[q], h, &s, n))
+		if (incremental) {
+			const int *p = edges[ee[q].a], *r = edges[ee[q].b];
+			if (!stale(c, ee_state[q], p[0], p[1], r[0], r[1]))
+				continue;
+			double da = c->disp[p[0]] > c->disp[p[1]] ? c->disp[p[0]] : c->disp[p[1]];
+			double db = c->disp[r[0]] > c->disp[r[1]] ? c->disp[r[0]] : c->disp[r[1]];
+			if (apart(ee_lb[q], da, db)) {
+				ee_state[q] = c->clock;
+				continue;
+			}
+		}
+		if (!detect(c, false, &ee[q], h, &s, n)) {
+			ee_state[q] = c->clock;
 			continue;
+		}
+		ee_state[q] = -1;
 		hits++;
 		if (respond)
 			collision_impulse(c, &s, n, h);
@@ -1153,31 +1570,49 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		max_sep = c->sep[i] > max_sep ? c->sep[i] : max_sep;
 
 	/* One broad phase serves the contacts (pairs within the separation at the start) and
-	 * the first collision sweep; later sweeps look again only after impulses changed
-	 * the paths. */
+	 * the collision sweeps, of this substep and of later ones, as long as every vertex
+	 * stays inside the box it gave it. */
 	float pad = 2.0f * max_sep > 4.0f * (float)CCD_GAP ? 2.0f * max_sep : 4.0f * (float)CCD_GAP;
-	if (!broad_phase(c, w, h, pad, st))
-		return SIM_ERROR_OUT_OF_MEMORY;
+	if (candidates_cover(c, w, h, pad)) {
+		forget_results(c, true);
+		c->served += c->served < 1000; /* only small counts matter; no overflow */
+	} else {
+		if (c->slack == 0.0f)
+			c->slack = 0.5f * BROAD_SLACK_MAX;
+		else if (c->served == 0)
+			c->slack = 0.5f * c->slack > BROAD_SLACK_MIN ? 0.5f * c->slack : BROAD_SLACK_MIN;
+		else if (c->served >= 3)
+			c->slack = 2.0f * c->slack < BROAD_SLACK_MAX ? 2.0f * c->slack : BROAD_SLACK_MAX;
+		c->served = 0;
+		if (!broad_phase(c, w, h, pad, st))
+			return SIM_ERROR_OUT_OF_MEMORY;
+	}
 	int64_t t0 = sim_now_ns();
 	st->contacts += proximity(c, h);
 	int pushed = obstacle_pass(c, w, h);
 	st->contacts += pushed;
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
 
+	/* Later sweeps reuse the candidates while every path stays inside the box the broad
+	 * phase gave it (see paths_in_boxes), and test again only the candidates whose
+	 * vertices took an impulse since they were found clear. */
 	int hits = 0;
-	bool moved = pushed > 0; /* the obstacles changed paths after the candidates were found */
+	for (int i = 0; i < nv; i++) {
+		c->vstamp[i] = 0;
+		c->disp[i] = displacement(c, i, h);
+	}
+	c->clock = 0;
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
-		if (moved && !broad_phase(c, w, h, pad, st))
+		if (!paths_in_boxes(c, h) && !broad_phase(c, w, h, pad, st))
 			return SIM_ERROR_OUT_OF_MEMORY;
 		int64_t t1 = sim_now_ns();
 		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
-		hits = sweep(c, h, respond, NULL, NULL);
+		hits = sweep(c, h, respond, true, NULL, NULL);
 		st->stage_us[SIM_STAGE_CCD] += (double)(sim_now_ns() - t1) * 1e-3;
 		if (respond)
 			st->collisions += hits;
 		if (!hits)
 			break;
-		moved = respond;
 	}
 
 	/* fail-safe: rigid impact zones, grown until nothing collides */
@@ -1187,7 +1622,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			c->zone[i] = i;
 		int zones = 0;
 		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
-			hits = sweep(c, h, false, merge_hit, NULL);
+			hits = sweep(c, h, false, false, merge_hit, NULL);
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);
