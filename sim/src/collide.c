@@ -197,41 +197,28 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	int cap = c->nv_capacity ? c->nv_capacity : 256;
 	while (cap < nv)
 		cap *= 2;
-	vec4 **v4[] = {&c->x0, &c->vbar, &c->vbar_in, &c->acc, &c->x0_prev};
-	for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
-		void *q = realloc(*v4[i], sizeof(vec4) * (size_t)cap);
-		if (!q)
-			return false;
-		*v4[i] = q;
-	}
-	float **f1[] = {&c->sep, &c->mu};
-	for (size_t i = 0; i < sizeof f1 / sizeof f1[0]; i++) {
-		void *q = realloc(*f1[i], sizeof(float) * (size_t)cap);
-		if (!q)
-			return false;
-		*f1[i] = q;
-	}
-	vec3 **b3[] = {&c->box_lo, &c->box_hi};
-	for (size_t i = 0; i < sizeof b3 / sizeof b3[0]; i++) {
-		void *q = realloc(*b3[i], sizeof(vec3) * (size_t)cap);
-		if (!q)
-			return false;
-		*b3[i] = q;
-	}
-	double **d1[] = {&c->disp, &c->move};
-	for (size_t i = 0; i < sizeof d1 / sizeof d1[0]; i++) {
-		void *q = realloc(*d1[i], sizeof(double) * (size_t)cap);
-		if (!q)
-			return false;
-		*d1[i] = q;
-	}
-	int **i1[] = {&c->zone, &c->vstamp};
-	for (size_t i = 0; i < sizeof i1 / sizeof i1[0]; i++) {
-		void *q = realloc(*i1[i], sizeof(int) * (size_t)cap);
-		if (!q)
-			return false;
-		*i1[i] = q;
-	}
+	/* Every per-vertex array grows together; realloc keeps the old ones on failure. */
+#define GROW(p)                                                                                  \
+	do {                                                                                         \
+		void *q_ = realloc((p), sizeof *(p) * (size_t)cap);                                      \
+		if (!q_)                                                                                 \
+			return false;                                                                        \
+		(p) = q_;                                                                                \
+	} while (0)
+	GROW(c->x0);
+	GROW(c->vbar);
+	GROW(c->vbar_in);
+	GROW(c->acc);
+	GROW(c->x0_prev);
+	GROW(c->sep);
+	GROW(c->mu);
+	GROW(c->box_lo);
+	GROW(c->box_hi);
+	GROW(c->disp);
+	GROW(c->move);
+	GROW(c->zone);
+	GROW(c->vstamp);
+#undef GROW
 	c->nv_capacity = cap;
 	return true;
 }
