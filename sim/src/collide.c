@@ -1225,10 +1225,46 @@ static bool apart(double lb, double da, double db)
 	return lb - da - db > 2.0 * CCD_GAP;
 }
 
-/* With incremental, candidates that cannot have changed since they were last found
- * clear are skipped (their result would be the same), and so are those the start
- * distance and the displacements keep apart (apart); every hit is still counted.
- * incremental needs disp up to date. */
+/* One candidate of a sweep, its vertices in idx (the first `split` on one side):
+ * true on an approaching hit, which gets its impulse (respond) or goes to on_hit.  With
+ * incremental, a candidate that cannot have changed since it was last found clear is
+ * skipped (its result would be the same), and so is one the start distance and the
+ * displacements keep apart; incremental needs disp up to date. */
+static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const int idx[4], int *state, double lb,
+                       float h, bool respond, bool incremental, hit_fn on_hit, void *user)
+{
+	if (incremental) {
+		if (!stale(c, *state, idx[0], idx[1], idx[2], idx[3]))
+			return false;
+		int split = vertex_face ? 1 : 2;
+		double da = 0.0, db = 0.0;
+		for (int k = 0; k < 4; k++) {
+			double d = c->disp[idx[k]];
+			if (k < split)
+				da = d > da ? d : da;
+			else
+				db = d > db ? d : db;
+		}
+		if (apart(lb, da, db)) {
+			*state = c->clock;
+			return false;
+		}
+	}
+	stencil s;
+	double n[3];
+	if (!detect(c, vertex_face, p, h, &s, n)) {
+		*state = c->clock;
+		return false;
+	}
+	*state = -1;
+	if (respond)
+		collision_impulse(c, &s, n, h);
+	else if (on_hit)
+		on_hit(c, &s, user);
+	return true;
+}
+
+/* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
 static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
 	int hits = 0;
@@ -1237,51 +1273,15 @@ static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
-	stencil s;
-	double n[3];
 	for (int q = 0; q < c->vf.count; q++) {
-		if (incremental) {
-			const int *t = &tri[3 * vf[q].b];
-			if (!stale(c, vf_state[q], vf[q].a, t[0], t[1], t[2]))
-				continue;
-			if (apart(vf_lb[q], c->disp[vf[q].a], max3(c->disp[t[0]], c->disp[t[1]], c->disp[t[2]]))) {
-				vf_state[q] = c->clock;
-				continue;
-			}
-		}
-		if (!detect(c, true, &vf[q], h, &s, n)) {
-			vf_state[q] = c->clock;
-			continue;
-		}
-		vf_state[q] = -1;
-		hits++;
-		if (respond)
-			collision_impulse(c, &s, n, h);
-		else if (on_hit)
-			on_hit(c, &s, user);
+		const int *t = &tri[3 * vf[q].b];
+		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
-		if (incremental) {
-			const int *p = edges[ee[q].a], *r = edges[ee[q].b];
-			if (!stale(c, ee_state[q], p[0], p[1], r[0], r[1]))
-				continue;
-			double da = c->disp[p[0]] > c->disp[p[1]] ? c->disp[p[0]] : c->disp[p[1]];
-			double db = c->disp[r[0]] > c->disp[r[1]] ? c->disp[r[0]] : c->disp[r[1]];
-			if (apart(ee_lb[q], da, db)) {
-				ee_state[q] = c->clock;
-				continue;
-			}
-		}
-		if (!detect(c, false, &ee[q], h, &s, n)) {
-			ee_state[q] = c->clock;
-			continue;
-		}
-		ee_state[q] = -1;
-		hits++;
-		if (respond)
-			collision_impulse(c, &s, n, h);
-		else if (on_hit)
-			on_hit(c, &s, user);
+		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
+		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
 	return hits;
 }

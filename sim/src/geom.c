@@ -169,7 +169,7 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 
 /* Error-free transformations (Knuth, Dekker; Shewchuk 1997).  They rely on
  * round-to-nearest double arithmetic without contraction, which the build
- * guarantees (-ffp-contract=off, no -ffast-math). */
+ * guarantees (-ffp-contract=off, no fast-math). */
 static inline void two_sum(double a, double b, double *x, double *y)
 {
 	double s = a + b;
