@@ -251,38 +251,37 @@ static int find_edge(const int (*edges)[2], int count, int a, int b)
 	return -1;
 }
 
+/* Gives each item (3 per triangle in items) to the first triangle that has it: start[t]
+ * to start[t + 1] index the items triangle t owns in list.  taken: zeroed scratch. */
+static void give_to_first(const int *items, int nt, int *taken, int *start, int *list)
+{
+	int count = 0;
+	for (int t = 0; t < nt; t++) {
+		start[t] = count;
+		for (int j = 0; j < 3; j++) {
+			int item = items[3 * t + j];
+			if (!taken[item]) {
+				taken[item] = 1;
+				list[count++] = item;
+			}
+		}
+	}
+	start[nt] = count;
+}
+
 /* Gives each vertex and edge to the first triangle (in index order) that has it. */
 static bool assign_owners(sim_collide *c, int nv, int nt, int ne)
 {
 	if (!reserve(&c->own_vert_start, sizeof(int), nt + 1) || !reserve(&c->own_vert, sizeof(int), nv) ||
 	    !reserve(&c->own_edge_start, sizeof(int), nt + 1) || !reserve(&c->own_edge, sizeof(int), ne))
 		return false;
-	int *vs = c->own_vert_start.data, *vl = c->own_vert.data, *es = c->own_edge_start.data, *el = c->own_edge.data;
-	const int *tri = c->tris.data, *te = c->tri_edges.data;
-	int *taken = calloc((size_t)(nv > ne ? nv : ne) + 1, sizeof(int));
+	size_t most = (size_t)(nv > ne ? nv : ne) + 1;
+	int *taken = calloc(most, sizeof(int));
 	if (!taken)
 		return false;
-	int nvl = 0;
-	for (int t = 0; t < nt; t++) {
-		vs[t] = nvl;
-		for (int j = 0; j < 3; j++)
-			if (!taken[tri[3 * t + j]]) {
-				taken[tri[3 * t + j]] = 1;
-				vl[nvl++] = tri[3 * t + j];
-			}
-	}
-	vs[nt] = nvl;
-	memset(taken, 0, sizeof(int) * ((size_t)(nv > ne ? nv : ne) + 1));
-	int nel = 0;
-	for (int t = 0; t < nt; t++) {
-		es[t] = nel;
-		for (int j = 0; j < 3; j++)
-			if (!taken[te[3 * t + j]]) {
-				taken[te[3 * t + j]] = 1;
-				el[nel++] = te[3 * t + j];
-			}
-	}
-	es[nt] = nel;
+	give_to_first(c->tris.data, nt, taken, c->own_vert_start.data, c->own_vert.data);
+	memset(taken, 0, sizeof(int) * most);
+	give_to_first(c->tri_edges.data, nt, taken, c->own_edge_start.data, c->own_edge.data);
 	free(taken);
 	return true;
 }

@@ -244,11 +244,9 @@ sim_result sim_world_set_integrator(sim_world *w, sim_integrator integrator)
 	if ((unsigned)integrator >= SIM_INTEGRATOR_COUNT)
 		return SIM_ERROR_INVALID;
 	if (integrator != w->def.integrator) {
-		/* Verlet and MRA carry x_prev; Kang carries the last dv.  Rebuild them from the
-		 * current velocities so the switch does not kick the state. */
+		/* Verlet and MRA carry x_prev; Kang carries the last dv.  Both are rebuilt from
+		 * the current state on the next step, so the switch does not kick it. */
 		w->history_valid = false;
-		if (w->kang_dv)
-			memset(w->kang_dv, 0, sizeof(vec4) * (size_t)w->n);
 	}
 	w->def.integrator = integrator;
 	return SIM_OK;
@@ -1135,11 +1133,9 @@ void sim_world_recover(sim_world *w, int object)
 	const sim_object *o = object_at(w, object);
 	if (!o)
 		return;
-	for (int i = o->first_vertex; i < o->first_vertex + o->vertex_count; i++) {
+	for (int i = o->first_vertex; i < o->first_vertex + o->vertex_count; i++)
 		glm_vec4_zero(w->v[i]);
-		glm_vec4_zero(w->kang_dv[i]);
-	}
-	w->history_valid = false;
+	w->history_valid = false; /* Verlet, MRA and Kang rebuild their memory from v = 0 */
 	sim_implicit_forget(w->implicit);
 }
 
