@@ -27,6 +27,8 @@ int cli_mkdirs(const char *path);
 
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_mesh(int argc, char **argv); /* cmd_mesh.c: tela mesh grid|move|info */
+int cmd_traj(int argc, char **argv); /* cmd_traj.c: tela traj */
 void cli_print_help(void);
 
 #endif

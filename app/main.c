@@ -24,6 +24,16 @@ void cli_print_help(void)
 	    "  tela ccd DIR...           continuous collision detection on benchmark queries\n"
 	    "                            (vertex-face / edge-edge CSV folders); exit 1 on a\n"
 	    "                            false negative, 3 on unreadable or malformed input\n"
+	    "  tela mesh grid OUT --size W L --divisions NW NL --center X Y Z [--binary] [--name NAME]\n"
+	    "                            write a flat W x L grid mesh as STL (the seed's fabricCreator)\n"
+	    "  tela mesh move IN OUT --translate X Y Z [--rotate RX RY RZ] [--scale S] [--binary]\n"
+	    "                            scale, rotate (degrees about x, y, z) and move a mesh\n"
+	    "  tela mesh info FILE       vertices, triangles, bounds, welded duplicates, boundary and\n"
+	    "                            non-manifold edges of an STL mesh (ASCII or binary)\n"
+	    "  tela traj OUT --vertices ID[,ID...] --segment DX,DY,DZ,T [--segment ...]\n"
+	    "            [--rest S] [--start T] [--rate HZ] [--release]\n"
+	    "                            write a velocity-constraint file: straight segments with\n"
+	    "                            minimum-jerk profiles and rests at the ends\n"
 	    "  tela --help               this text\n"
 	    "\n"
 	    "run options:\n"
@@ -95,6 +105,10 @@ int main(int argc, char **argv)
 		return cmd_bench(argc - 1, argv + 1);
 	if (strcmp(cmd, "ccd") == 0)
 		return cmd_ccd(argc - 1, argv + 1);
+	if (strcmp(cmd, "mesh") == 0)
+		return cmd_mesh(argc - 1, argv + 1);
+	if (strcmp(cmd, "traj") == 0)
+		return cmd_traj(argc - 1, argv + 1);
 	fprintf(stderr, "tela: unknown command '%s'\n(see 'tela --help')\n", cmd);
 	return EXIT_TELA_USAGE;
 }

@@ -1,0 +1,1 @@
+# tests of the scene reader and tools
