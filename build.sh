@@ -9,7 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 # The project's Debian packages (later issues add to this list).
-packages=(build-essential cmake ninja-build pkg-config libcglm-dev)
+packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev)
 
 install_missing() {
 	local missing=()

@@ -11,6 +11,7 @@ enum {
 	EXIT_TELA_BLOWUP = 1,   /* the simulation diverged (or a check failed) */
 	EXIT_TELA_USAGE = 2,    /* bad command line */
 	EXIT_TELA_IO = 3,       /* a file could not be read or written */
+	EXIT_TELA_INPUT = 3,    /* an input file (scene, mesh, constraints) is missing or malformed */
 };
 
 int64_t cli_now_ns(void);

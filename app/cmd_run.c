@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct run_options {
 	const char *scene;
@@ -193,14 +194,22 @@ int cmd_run(int argc, char **argv)
 	int rc = parse_run_options(argc, argv, &o);
 	if (rc != EXIT_TELA_OK)
 		return rc;
-	const scn_info *info = scn_find(o.scene);
-	if (!info)
+	struct stat st;
+	if (!scn_builtin_text(o.scene) && !strpbrk(o.scene, "/.") && stat(o.scene, &st) != 0)
 		return cli_usage_error("run", "unknown scene '%s' (try 'tela scenes')", o.scene);
-	sim_world *w = scn_create(o.scene);
-	if (!w) {
-		fprintf(stderr, "tela run: %s: could not build the scene (out of memory)\n", o.scene);
-		return EXIT_TELA_IO;
+	scn_scene *scene = NULL;
+	sim_world *w = NULL;
+	scn_error load_error = {0};
+	if (scn_load(o.scene, &scene, &load_error) != SCN_OK || scn_build(scene, &w, &load_error) != SCN_OK) {
+		fprintf(stderr, "tela run: %s\n", load_error.message);
+		scn_scene_free(&scene);
+		return EXIT_TELA_INPUT;
 	}
+	/* the step and length outlive the scene; its strings do not */
+	scn_info info_copy = *scn_scene_info(scene);
+	info_copy.name = info_copy.description = NULL;
+	const scn_info *info = &info_copy;
+	scn_scene_free(&scene);
 	sim_world_def def = *sim_world_get_def(w);
 	if (o.have_integrator)
 		def.integrator = o.integrator;

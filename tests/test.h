@@ -49,6 +49,18 @@ static int test_failures_;
 		}                                                                                  \
 	} while (0)
 
+/* REQUIRE with a message (printf arguments). */
+#define REQUIRE_MSG(cond, ...)                                                             \
+	do {                                                                                   \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s: ", __FILE__, __LINE__, #cond);      \
+			fprintf(stderr, __VA_ARGS__);                                                  \
+			fputc('\n', stderr);                                                           \
+			test_failures_++;                                                              \
+			return;                                                                        \
+		}                                                                                  \
+	} while (0)
+
 typedef struct test_case {
 	const char *name;
 	void (*fn)(void);

@@ -1,23 +1,51 @@
-/* Built-in scenes: each builds a world through sim's public API and says how it wants to
- * be stepped.  Scene files and the seed simulator's folders come with issue 4. */
+/* Scenes: the files a user writes and shares (docs/scene-format.md), the seed simulator's
+ * scene folders, and the built-in scenes (the same files, compiled into the program).
+ * A scene is read completely and checked before any world exists, so a bad file never
+ * leaves a partial scene behind. */
 #ifndef TELA_SCENES_H
 #define TELA_SCENES_H
 
+#include "scenes/error.h"
 #include "sim/sim.h"
 
 typedef struct scn_info {
 	const char *name;
 	const char *description;
-	float dt;          /* fixed simulation step, s */
-	double seconds;    /* default length of `tela run` */
+	float dt;       /* fixed simulation step, s */
+	double seconds; /* default length of `tela run` */
 } scn_info;
 
-/* Number of built-in scenes and their descriptions, in listing order. */
+typedef struct scn_scene scn_scene;
+
+/* The built-in scenes, in listing order. */
 int scn_builtin_count(void);
 const scn_info *scn_builtin_info(int index);
 const scn_info *scn_find(const char *name);
+/* The text of a built-in scene file (NULL for an unknown name). */
+const char *scn_builtin_text(const char *name);
 
-/* Builds the named scene; NULL for an unknown name or when out of memory. */
+/* Reads a scene named by the user: a built-in name, a scene file, or a seed simulator
+ * folder (one holding world_parameters/ and bodies/).  Referenced files (meshes,
+ * velocity constraints) are read now, relative to the scene file's folder. */
+scn_status scn_load(const char *arg, scn_scene **out, scn_error *err);
+/* Reads scene text; `path` names it in messages and anchors relative file names. */
+scn_status scn_parse(const char *text, size_t size, const char *path, scn_scene **out, scn_error *err);
+/* Reads a seed simulator `environment` folder (z up). */
+scn_status scn_load_seed(const char *dir, scn_scene **out, scn_error *err);
+
+/* Builds the world the scene describes.  On failure *out is NULL and err names the file
+ * and line of the value the world refused. */
+scn_status scn_build(const scn_scene *scene, sim_world **out, scn_error *err);
+
+const scn_info *scn_scene_info(const scn_scene *scene);
+/* The camera's start view, in world coordinates. */
+void scn_scene_view(const scn_scene *scene, float position[3], float target[3], float *fov_degrees);
+/* Display colours of the scene's cloth objects and obstacles, in world index order. */
+void scn_scene_cloth_color(const scn_scene *scene, int object, float rgb[3]);
+void scn_scene_obstacle_color(const scn_scene *scene, int obstacle, float rgb[3]);
+void scn_scene_free(scn_scene **scene);
+
+/* Loads and builds in one go (tests, benchmarks); NULL on any failure. */
 sim_world *scn_create(const char *name);
 
 /* Writes object `object` of the world as an ASCII STL file.  Returns 0 on success or
