@@ -9,7 +9,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 # The project's Debian packages (later issues add to this list).
-packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev)
+packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev
+	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth)
 
 install_missing() {
 	local missing=()

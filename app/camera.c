@@ -1,0 +1,2 @@
+/* placeholder until written */
+#include "camera.h"

@@ -1,0 +1,2 @@
+/* placeholder until written */
+#include "png_io.h"

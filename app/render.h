@@ -1,0 +1,57 @@
+/* The OpenGL 4.3 core renderer of the demo: cloth drawn two-sided with normals
+ * recomputed every frame and Blinn-Phong lighting, in the seed's three styles (solid,
+ * wireframe, wireframe over solid); obstacles, a floor grid, and the pointer as a cone
+ * with its bounding sphere.  It needs a current GL context and knows nothing of SDL or
+ * threads: the caller hands it a layout once and a snapshot every frame. */
+#ifndef TELA_RENDER_H
+#define TELA_RENDER_H
+
+#include "sim_thread.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum rd_style { RD_SOLID, RD_WIREFRAME, RD_SOLID_WIREFRAME, RD_STYLE_COUNT } rd_style;
+
+typedef struct rd_view {
+	float eye[3], target[3], up[3];
+	float fov_degrees; /* vertical */
+	int width, height; /* pixels */
+} rd_view;
+
+typedef struct rd_pointer {
+	bool visible;
+	float position[3];  /* the cone's tip */
+	float direction[3]; /* unit, from the tip back along the cone */
+	float radius;       /* the bounding sphere, m */
+	int hover_vertex;   /* -1: none; highlighted */
+	int grabbed_vertex; /* -1: none */
+} rd_pointer;
+
+typedef struct rd_frame {
+	const st_snapshot *snapshot;
+	rd_view view;
+	rd_style style;
+	bool floor_grid;
+	rd_pointer pointer;
+	float background[3];
+} rd_frame;
+
+typedef struct rd_renderer rd_renderer;
+
+/* Compiles the shaders and builds the static buffers for the layout.  NULL with a
+ * message (the GL info log) in `error` on failure. */
+rd_renderer *rd_create(const st_layout *layout, char *error, int error_size);
+void rd_destroy(rd_renderer **renderer);
+
+/* Draws one frame into the current framebuffer (viewport 0, 0, width, height). */
+void rd_draw(rd_renderer *renderer, const rd_frame *frame);
+
+/* Reads the current framebuffer as RGBA8, top row first (for PNG files). */
+bool rd_read_rgba(int width, int height, uint8_t *rgba);
+
+/* Number of GL debug messages of high or medium severity since rd_create (the tests
+ * require none). */
+int rd_gl_error_count(const rd_renderer *renderer);
+
+#endif

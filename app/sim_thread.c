@@ -1,0 +1,2 @@
+/* placeholder until written */
+#include "sim_thread.h"

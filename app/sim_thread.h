@@ -1,0 +1,112 @@
+/* The simulation thread of the interactive demo: it owns the world, steps it at the
+ * scene's fixed rate on a thread of its own and publishes a copy of the state after
+ * every step, so the renderer never blocks it and it never waits for the display.
+ * Everything else reaches the world through commands and the pointer, which the thread
+ * reads before every step (so a pointer move reaches the cloth within one step).
+ *
+ * When the machine cannot keep up, the thread does not try to catch up (which would
+ * spiral): it drops the backlog, runs in slow motion and reports the achieved rate. */
+#ifndef TELA_SIM_THREAD_H
+#define TELA_SIM_THREAD_H
+
+#include "scenes/scenes.h"
+#include "sim/sim.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What does not change while a scene runs: the renderer builds its buffers from it. */
+typedef struct st_object {
+	char name[64];
+	int first_vertex, vertex_count;
+	int triangle_count;
+	const int *triangles; /* object-local, 3 per triangle */
+	float color[3];
+} st_object;
+
+typedef struct st_obstacle {
+	sim_obstacle_def def; /* mesh arrays are owned by the layout */
+	float color[3];
+} st_obstacle;
+
+typedef struct st_layout {
+	char scene[64];
+	int vertex_count;
+	int object_count;
+	st_object *objects;
+	int obstacle_count;
+	st_obstacle *obstacles;
+	float camera_position[3], camera_target[3], camera_fov;
+	float dt;
+} st_layout;
+
+/* One published state. */
+typedef struct st_snapshot {
+	uint64_t serial;         /* increases with every publication */
+	int64_t steps;
+	double time;             /* simulated, s */
+	int vertex_count;
+	vec4 *positions;         /* xyz, w = inverse mass as last stepped (0: constrained) */
+	vec3 *velocities;
+	int obstacle_count;
+	float (*obstacle_pose)[7]; /* position xyz, orientation quaternion xyzw */
+	sim_stats stats;
+	sim_world_def def;
+	bool paused;
+	double achieved_hz;      /* steps per wall-clock second over the last half second */
+	double target_hz;
+	double step_p50_us, step_p99_us; /* over the last 256 steps */
+	bool slow_motion;        /* the thread could not keep the fixed rate */
+	int grabbed_vertex;      /* -1: none */
+	vec3 grab_force;         /* N, the coupling force on the grabbed vertex */
+	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
+} st_snapshot;
+
+typedef enum st_command_kind {
+	ST_PLAY,
+	ST_PAUSE,
+	ST_STEP,      /* one step, then paused */
+	ST_RESET,     /* rebuild the world from the scene (the seed's rewind) */
+	ST_SET_DEF,   /* new world settings (integrator, gravity, wind, ...) */
+	ST_GRAB,      /* attach `vertex` to the pointer */
+	ST_RELEASE,   /* let go */
+} st_command_kind;
+
+typedef struct st_command {
+	st_command_kind kind;
+	int vertex;
+	sim_world_def def;
+} st_command;
+
+typedef struct st_thread st_thread;
+
+typedef struct st_options {
+	bool start_paused;
+	double rate_scale;  /* 1 = real time; tests may run faster than real time (0 = as fast as possible) */
+	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default */
+	float grab_max_force;
+} st_options;
+
+st_options st_options_default(void);
+
+/* Builds the scene's world and starts stepping it (paused or not).  The scene stays the
+ * caller's but must outlive the thread (reset rebuilds from it).  NULL with a message
+ * in err when the world cannot be built or the thread cannot start. */
+st_thread *st_start(const scn_scene *scene, const st_options *options, scn_error *err);
+/* Stops the thread and frees everything. */
+void st_stop(st_thread **thread);
+
+/* What the renderer needs once; valid until st_stop. */
+const st_layout *st_get_layout(st_thread *thread);
+
+/* Queues a command; it takes effect before the next step. */
+void st_send(st_thread *thread, const st_command *command);
+/* The pointer's latest position and velocity in world coordinates; the grabbed vertex
+ * is driven toward it. */
+void st_set_pointer(st_thread *thread, const float position[3], const float velocity[3]);
+
+/* The newest published state; the pointer stays valid until the next st_latest call
+ * (a triple buffer: the thread never waits for the reader). */
+const st_snapshot *st_latest(st_thread *thread);
+
+#endif
