@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tela's one entry point on a fresh Debian 12 machine:
 #   ./build.sh demo   install what is missing, build, start the demo on its default scene
-#   ./build.sh test   install what is missing, build (release and ASan+UBSan), run every test
+#   ./build.sh test   install what is missing, build (release, ASan+UBSan and the clang
+#                     fuzzers), run every test
 # Run as root or as a user with sudo.  Packages are installed only when missing.
 set -euo pipefail
 
@@ -11,6 +12,8 @@ cd "$here"
 # The project's Debian packages (later issues add to this list).
 packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev
 	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth)
+# clang for the libFuzzer targets (Debian 12's clang 14 ships libFuzzer)
+packages+=(clang)
 
 install_missing() {
 	local missing=()
@@ -52,12 +55,18 @@ test)
 	configure_build build -DCMAKE_BUILD_TYPE=Release
 	# Asserts stay on in the sanitizer build (RelWithDebInfo has no -DNDEBUG).
 	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTELA_SANITIZE=ON
+	# The libFuzzer targets (tests/fuzz.cmake) need clang; only they and what they link are built.
+	cmake -S . -B build-fuzz -G Ninja -DTELA_WERROR=ON -DCMAKE_C_COMPILER=clang -DTELA_FUZZ=ON \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build-fuzz -j "$jobs" --target fuzz
 	status=0
 	echo "== release build =="
 	ctest --test-dir build --output-on-failure -j "$jobs" || status=1
 	echo "== ASan + UBSan build =="
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE bench || status=1
+	echo "== libFuzzer, briefly, on the seed corpora =="
+	ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$jobs" || status=1
 	exit $status
 	;;
 *)

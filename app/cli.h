@@ -12,6 +12,7 @@ enum {
 	EXIT_TELA_USAGE = 2,    /* bad command line */
 	EXIT_TELA_IO = 3,       /* a file could not be read or written */
 	EXIT_TELA_INPUT = 3,    /* an input file (scene, mesh, constraints) is missing or malformed */
+	EXIT_TELA_DISPLAY = 4,  /* no OpenGL 4.3 context, not even offscreen */
 };
 
 int64_t cli_now_ns(void);
@@ -30,6 +31,7 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mesh(int argc, char **argv); /* cmd_mesh.c: tela mesh grid|move|info */
 int cmd_traj(int argc, char **argv); /* cmd_traj.c: tela traj */
+int cmd_demo(int argc, char **argv); /* cmd_demo.c: tela [SCENE]: the interactive demo */
 void cli_print_help(void);
 
 #endif

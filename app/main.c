@@ -1,4 +1,5 @@
 /* tela: real-time cloth for hands-on deformation demos.  Command dispatch. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "cmd_ccd.h"
 
@@ -7,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void cli_print_help(void)
 {
@@ -14,7 +16,11 @@ void cli_print_help(void)
 	    "tela: real-time cloth and deformable objects\n"
 	    "\n"
 	    "usage:\n"
-	    "  tela                      run the default scene (hanging) headless and print a summary\n"
+	    "  tela [SCENE] [--headless] [--out FILE.png] [--seconds T] [--size WxH] [--paused]\n"
+	    "                            the interactive demo (default scene: hanging; keys and mouse\n"
+	    "                            in docs/user-guide.md).  With no display, or --headless, it\n"
+	    "                            runs offscreen: a scripted grab pulls the cloth, then it\n"
+	    "                            writes FILE.png (default tela-SCENE.png) and a summary\n"
 	    "  tela run SCENE [options]  run a scene headless and exit\n"
 	    "  tela scenes               list the built-in scenes, one per line, name first\n"
 	    "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
@@ -68,7 +74,12 @@ void cli_print_help(void)
 	    "     world was rolled back to its last good state), or --check found an\n"
 	    "     intersection\n"
 	    "  2  bad command line (unknown option, scene or integrator, bad number)\n"
-	    "  3  a file could not be written, or a scene could not be built (out of memory)\n");
+	    "  3  an input file (scene, mesh, velocity constraints, seed folder) is missing or\n"
+	    "     malformed (the message names the file and line, or the byte offset), an output\n"
+	    "     file could not be written, or out of memory\n"
+	    "  4  no OpenGL 4.3 context could be made, not even offscreen (the demo only)\n"
+	    "SCENE is a built-in name (tela scenes), a scene file (docs/scene-format.md) or a seed\n"
+	    "simulator folder (one holding world_parameters/ and bodies/).\n");
 }
 
 static int cmd_scenes(int argc, char **argv)
@@ -86,12 +97,8 @@ static int cmd_scenes(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	sim_set_clock(cli_now_ns);
-	if (argc < 2) {
-		/* Until the interactive demo lands, the default is a headless run of the
-		 * default scene with its summary. */
-		char *args[] = {"run", "hanging", NULL};
-		return cmd_run(2, args);
-	}
+	if (argc < 2)
+		return cmd_demo(0, argv + 1);
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		cli_print_help();
@@ -109,6 +116,11 @@ int main(int argc, char **argv)
 		return cmd_mesh(argc - 1, argv + 1);
 	if (strcmp(cmd, "traj") == 0)
 		return cmd_traj(argc - 1, argv + 1);
-	fprintf(stderr, "tela: unknown command '%s'\n(see 'tela --help')\n", cmd);
-	return EXIT_TELA_USAGE;
+	/* anything else is the demo's: a scene (name, file or folder) or a demo option */
+	struct stat st;
+	if (cmd[0] != '-' && !scn_builtin_text(cmd) && !strpbrk(cmd, "/.") && stat(cmd, &st) != 0) {
+		fprintf(stderr, "tela: '%s' is neither a command nor a scene\n(see 'tela --help' and 'tela scenes')\n", cmd);
+		return EXIT_TELA_USAGE;
+	}
+	return cmd_demo(argc - 1, argv + 1);
 }

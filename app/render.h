@@ -47,6 +47,11 @@ void rd_destroy(rd_renderer **renderer);
 /* Draws one frame into the current framebuffer (viewport 0, 0, width, height). */
 void rd_draw(rd_renderer *renderer, const rd_frame *frame);
 
+/* The view and projection matrices rd_draw uses for `view` (cglm, column-major), so
+ * that picking and projecting points agree with the image to the pixel.  The clip
+ * planes are fixed: near 0.01 m, far 200 m. */
+void rd_view_matrices(const rd_view *view, mat4 out_view, mat4 out_projection);
+
 /* Reads the current framebuffer as RGBA8, top row first (for PNG files). */
 bool rd_read_rgba(int width, int height, uint8_t *rgba);
 

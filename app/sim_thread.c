@@ -1,2 +1,694 @@
-/* placeholder until written */
+/* The demo's simulation thread (sim_thread.h).
+ *
+ * Ownership: after st_start returns, the world, the schedule and the writer's side of the
+ * triple buffer belong to the simulation thread alone; other threads reach it only through
+ * the command queue (a mutex and a condition variable, so a paused thread sleeps), the
+ * pointer (its own mutex, read once per step) and the triple buffer (one atomic exchange
+ * on each side, so neither the writer nor the reader ever waits for the other). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "sim_thread.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+	QUEUE_SIZE = 256,
+	TIMING_WINDOW = 256, /* steps behind step_p50_us and step_p99_us */
+	RATE_SAMPLES = 11,   /* 50 ms apart: the achieved rate spans the last half second */
+};
+
+#define NS_PER_S 1000000000LL
+#define RATE_SAMPLE_NS (50 * 1000000LL)
+/* Falling behind by less than this is caught up (a short hiccup of the OS should not
+ * slow the demo down); by more, the backlog is dropped. */
+#define BACKLOG_MIN_NS (50 * 1000000LL)
+#define BACKLOG_STEPS 4
+/* slow_motion stays set this long after the last dropped backlog, so a reader polling
+ * at display rate sees it. */
+#define SLOW_HOLD_NS NS_PER_S
+/* The energies cost a force evaluation and the percentiles a sort: while running they are
+ * refreshed at most this often, which is still faster than any display. */
+#define REFRESH_NS (10 * 1000000LL)
+
+/* Bit of `middle`: the slot it names holds a publication the reader has not taken yet. */
+#define TB_DIRTY 4u
+#define TB_SLOT 3u
+
+struct st_thread {
+	const scn_scene *scene;
+	st_options options;
+	st_layout layout;
+	int64_t period_ns; /* wall time per step; 0: as fast as possible */
+
+	/* The simulation thread's own (st_start fills them before the thread exists). */
+	sim_world *world;
+	bool paused;
+	int attachment;     /* -1: nothing grabbed */
+	int grabbed_vertex;
+	uint64_t grab_pointer_seq; /* pointer_seq at grab time: older pointers are not applied */
+	uint64_t serial;
+	uint64_t commands;    /* handled */
+	int64_t next_due;     /* CLOCK_MONOTONIC ns of the next step */
+	int64_t last_drop_ns; /* when the backlog was last dropped */
+	bool dropped_once;
+	int64_t executed;     /* steps attempted since start (a reset does not rewind it) */
+	char message[256];
+	float step_us[TIMING_WINDOW];
+	int timing_count, timing_pos;
+	int64_t rate_t[RATE_SAMPLES], rate_n[RATE_SAMPLES];
+	int rate_count, rate_pos;
+	int64_t last_refresh_ns;
+	bool refresh_now;
+	sim_stats stats;
+	int64_t stats_steps;
+	double p50_us, p99_us;
+
+	/* The triple buffer: the writer owns slots[write_slot], the reader slots[read_slot],
+	 * and `middle` names the third (TB_DIRTY when it is newer than the reader's). */
+	st_snapshot slots[3];
+	int write_slot;
+	int read_slot;
+	atomic_uint middle;
+
+	pthread_mutex_t lock; /* the queue and quit */
+	pthread_cond_t wake;  /* a command arrived, or quit */
+	pthread_cond_t room;  /* the queue has room again */
+	st_command queue[QUEUE_SIZE];
+	int queue_head, queue_count;
+	bool quit;
+
+	pthread_mutex_t pointer_lock;
+	float pointer_position[3], pointer_velocity[3];
+	uint64_t pointer_seq;
+
+	pthread_t thread;
+	bool started;
+	bool sync_ready; /* the mutexes and condition variables exist */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static struct timespec to_timespec(int64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S)};
+	return ts;
+}
+
+st_options st_options_default(void)
+{
+	sim_attachment_def a = sim_attachment_def_default(0);
+	return (st_options){.start_paused = false, .rate_scale = 1.0, .grab_hertz = a.hertz,
+	                    .grab_max_force = a.max_force};
+}
+
+/* ---- the layout ----------------------------------------------------------------------------- */
+
+static void free_layout(st_layout *l)
+{
+	for (int i = 0; i < l->object_count; i++)
+		free((void *)l->objects[i].triangles);
+	for (int i = 0; i < l->obstacle_count; i++) {
+		free((void *)l->obstacles[i].def.name);
+		free((void *)l->obstacles[i].def.positions);
+		free((void *)l->obstacles[i].def.triangles);
+	}
+	free(l->objects);
+	free(l->obstacles);
+	memset(l, 0, sizeof *l);
+}
+
+static void *copy_bytes(const void *src, size_t bytes, bool *ok)
+{
+	if (!src || bytes == 0)
+		return NULL;
+	void *p = malloc(bytes);
+	if (!p)
+		*ok = false;
+	else
+		memcpy(p, src, bytes);
+	return p;
+}
+
+/* Everything copied, so that the layout outlives any world (reset rebuilds it). */
+static bool build_layout(st_layout *l, const scn_scene *scene, const sim_world *w)
+{
+	const scn_info *info = scn_scene_info(scene);
+	snprintf(l->scene, sizeof l->scene, "%s", info->name ? info->name : "");
+	l->dt = info->dt;
+	l->vertex_count = sim_world_vertex_count(w);
+	scn_scene_view(scene, l->camera_position, l->camera_target, &l->camera_fov);
+
+	bool ok = true;
+	int objects = sim_world_object_count(w);
+	if (objects > 0) {
+		l->objects = calloc((size_t)objects, sizeof *l->objects);
+		if (!l->objects)
+			return false;
+		l->object_count = objects;
+	}
+	for (int i = 0; i < objects; i++) {
+		st_object *o = &l->objects[i];
+		const char *name = sim_world_object_name(w, i);
+		snprintf(o->name, sizeof o->name, "%s", name ? name : "");
+		o->first_vertex = sim_world_object_first_vertex(w, i);
+		o->vertex_count = sim_world_object_vertex_count(w, i);
+		o->triangle_count = sim_world_object_triangle_count(w, i);
+		o->triangles = copy_bytes(sim_world_object_triangles(w, i), sizeof(int) * 3 * (size_t)o->triangle_count,
+		                          &ok);
+		scn_scene_cloth_color(scene, i, o->color);
+	}
+	int obstacles = sim_world_obstacle_count(w);
+	if (obstacles > 0) {
+		l->obstacles = calloc((size_t)obstacles, sizeof *l->obstacles);
+		if (!l->obstacles)
+			return false;
+		l->obstacle_count = obstacles;
+	}
+	for (int i = 0; i < obstacles; i++) {
+		st_obstacle *o = &l->obstacles[i];
+		const sim_obstacle_def *d = sim_world_obstacle(w, i);
+		o->def = *d;
+		o->def.name = d->name ? copy_bytes(d->name, strlen(d->name) + 1, &ok) : NULL;
+		o->def.positions = copy_bytes(d->positions, sizeof(float) * 3 * (size_t)d->vertex_count, &ok);
+		o->def.triangles = copy_bytes(d->triangles, sizeof(int) * 3 * (size_t)d->triangle_count, &ok);
+		scn_scene_obstacle_color(scene, i, o->color);
+	}
+	return ok;
+}
+
+/* ---- publication ---------------------------------------------------------------------------- */
+
+static bool alloc_snapshot(st_snapshot *s, int vertices, int obstacles)
+{
+	s->vertex_count = vertices;
+	s->obstacle_count = obstacles;
+	s->grabbed_vertex = -1;
+	/* at least one element, so that NULL always means "out of memory" */
+	s->positions = malloc(sizeof(vec4) * (size_t)(vertices > 0 ? vertices : 1));
+	s->velocities = malloc(sizeof(vec3) * (size_t)(vertices > 0 ? vertices : 1));
+	s->obstacle_pose = malloc(sizeof *s->obstacle_pose * (size_t)(obstacles > 0 ? obstacles : 1));
+	return s->positions && s->velocities && s->obstacle_pose;
+}
+
+static void free_snapshot(st_snapshot *s)
+{
+	free(s->positions);
+	free(s->velocities);
+	free(s->obstacle_pose);
+}
+
+static int compare_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+static void refresh_percentiles(st_thread *t)
+{
+	int n = t->timing_count;
+	if (n == 0) {
+		t->p50_us = t->p99_us = 0.0;
+		return;
+	}
+	float sorted[TIMING_WINDOW];
+	memcpy(sorted, t->step_us, sizeof(float) * (size_t)n);
+	qsort(sorted, (size_t)n, sizeof(float), compare_float);
+	t->p50_us = sorted[(n - 1) / 2];
+	t->p99_us = sorted[(int)((double)(n - 1) * 0.99 + 0.5)];
+}
+
+static void rate_sample(st_thread *t, int64_t now)
+{
+	int last = (t->rate_pos + RATE_SAMPLES - 1) % RATE_SAMPLES;
+	if (t->rate_count > 0 && now - t->rate_t[last] < RATE_SAMPLE_NS)
+		return;
+	t->rate_t[t->rate_pos] = now;
+	t->rate_n[t->rate_pos] = t->executed;
+	t->rate_pos = (t->rate_pos + 1) % RATE_SAMPLES;
+	if (t->rate_count < RATE_SAMPLES)
+		t->rate_count++;
+}
+
+/* After a pause or a reset the window starts afresh: the rate shown is the rate since. */
+static void rate_restart(st_thread *t, int64_t now)
+{
+	t->rate_count = 0;
+	t->rate_pos = 0;
+	rate_sample(t, now);
+}
+
+static double achieved_hz(const st_thread *t, int64_t now)
+{
+	if (t->paused || t->rate_count == 0)
+		return 0.0;
+	int oldest = (t->rate_pos + RATE_SAMPLES - t->rate_count) % RATE_SAMPLES;
+	int64_t span = now - t->rate_t[oldest];
+	/* a few milliseconds hold too few steps to say anything */
+	if (span < 20 * 1000000LL)
+		return 0.0;
+	return (double)(t->executed - t->rate_n[oldest]) * 1e9 / (double)span;
+}
+
+static void publish(st_thread *t)
+{
+	int64_t now = now_ns();
+	const sim_world *w = t->world;
+	st_snapshot *s = &t->slots[t->write_slot];
+	int n = t->layout.vertex_count;
+
+	memcpy(s->positions, sim_world_positions(w), sizeof(vec4) * (size_t)n);
+	const vec4 *v = sim_world_velocities(w);
+	for (int i = 0; i < n; i++) {
+		s->velocities[i][0] = v[i][0];
+		s->velocities[i][1] = v[i][1];
+		s->velocities[i][2] = v[i][2];
+	}
+	for (int i = 0; i < s->obstacle_count; i++) {
+		vec3 p = {0};
+		versor q = {0, 0, 0, 1};
+		sim_world_obstacle_pose(w, i, p, q);
+		float *pose = s->obstacle_pose[i];
+		pose[0] = p[0], pose[1] = p[1], pose[2] = p[2];
+		pose[3] = q[0], pose[4] = q[1], pose[5] = q[2], pose[6] = q[3];
+	}
+	if (t->refresh_now || t->paused || now - t->last_refresh_ns >= REFRESH_NS) {
+		t->stats = *sim_world_stats(w);
+		t->stats_steps = sim_world_step_count(w);
+		refresh_percentiles(t);
+		t->last_refresh_ns = now;
+		t->refresh_now = false;
+	}
+	s->stats = t->stats;
+	s->stats_steps = t->stats_steps;
+	s->steps = sim_world_step_count(w);
+	s->time = sim_world_time(w);
+	s->def = *sim_world_get_def(w);
+	s->paused = t->paused;
+	s->achieved_hz = achieved_hz(t, now);
+	s->target_hz = t->period_ns > 0 ? 1e9 / (double)t->period_ns : 0.0;
+	s->step_p50_us = t->p50_us;
+	s->step_p99_us = t->p99_us;
+	s->slow_motion = t->dropped_once && now - t->last_drop_ns < SLOW_HOLD_NS;
+	s->grabbed_vertex = t->grabbed_vertex;
+	s->grab_force[0] = s->grab_force[1] = s->grab_force[2] = 0.0f;
+	if (t->attachment >= 0)
+		sim_world_attachment_force(w, t->attachment, s->grab_force);
+	memcpy(s->message, t->message, sizeof s->message);
+	s->commands = t->commands;
+	s->serial = ++t->serial;
+
+	/* release: the reader that takes this slot sees everything written above */
+	unsigned old = atomic_exchange_explicit(&t->middle, (unsigned)t->write_slot | TB_DIRTY, memory_order_acq_rel);
+	t->write_slot = (int)(old & TB_SLOT);
+}
+
+const st_snapshot *st_latest(st_thread *t)
+{
+	if (atomic_load_explicit(&t->middle, memory_order_relaxed) & TB_DIRTY) {
+		unsigned old = atomic_exchange_explicit(&t->middle, (unsigned)t->read_slot, memory_order_acq_rel);
+		t->read_slot = (int)(old & TB_SLOT);
+	}
+	return &t->slots[t->read_slot];
+}
+
+/* ---- stepping and commands ------------------------------------------------------------------ */
+
+static void say(st_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(st_thread *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->message, sizeof t->message, fmt, ap);
+	va_end(ap);
+}
+
+static void release_grab(st_thread *t)
+{
+	if (t->attachment >= 0)
+		sim_world_detach(t->world, t->attachment);
+	t->attachment = -1;
+	t->grabbed_vertex = -1;
+}
+
+static void do_step(st_thread *t)
+{
+	if (t->attachment >= 0) {
+		float p[3], v[3];
+		bool fresh;
+		pthread_mutex_lock(&t->pointer_lock);
+		fresh = t->pointer_seq != t->grab_pointer_seq;
+		memcpy(p, t->pointer_position, sizeof p);
+		memcpy(v, t->pointer_velocity, sizeof v);
+		pthread_mutex_unlock(&t->pointer_lock);
+		/* a non-finite pointer is refused by sim and the last target kept */
+		if (fresh)
+			sim_world_attachment_set_target(t->world, t->attachment, p, v);
+	}
+
+	int64_t t0 = now_ns();
+	sim_result r = sim_world_step(t->world, t->layout.dt);
+	int64_t t1 = now_ns();
+	t->step_us[t->timing_pos] = (float)((double)(t1 - t0) * 1e-3);
+	t->timing_pos = (t->timing_pos + 1) % TIMING_WINDOW;
+	if (t->timing_count < TIMING_WINDOW)
+		t->timing_count++;
+	t->executed++;
+	rate_sample(t, t1);
+
+	if (r == SIM_ERROR_BLOWUP) {
+		/* the world is back at its last good state; continue from it without the motion
+		 * that diverged (the snapshot never shows the failed state) */
+		const sim_blowup *b = sim_world_last_blowup(t->world);
+		const char *name = sim_world_object_name(t->world, b->object);
+		char value[32] = "";
+		if (isfinite(b->value))
+			snprintf(value, sizeof value, " %.3g", (double)b->value);
+		say(t, "blow-up in '%s' vertex %d (%s%s) at t = %.4f s; recovered", name ? name : "?", b->vertex,
+		    b->reason ? b->reason : "?", value, sim_world_time(t->world));
+		sim_world_recover(t->world, b->object);
+		t->refresh_now = true;
+	} else if (r != SIM_OK) {
+		/* out of memory in the implicit solver: stepping again would fail again */
+		say(t, "step failed (%s) at t = %.4f s; paused", sim_result_string(r), sim_world_time(t->world));
+		t->paused = true;
+		t->refresh_now = true;
+	}
+}
+
+static void do_reset(st_thread *t)
+{
+	sim_world *fresh = NULL;
+	scn_error err = {0};
+	if (scn_build(t->scene, &fresh, &err) != SCN_OK) {
+		say(t, "reset failed: %s", err.message);
+		return;
+	}
+	if (sim_world_vertex_count(fresh) != t->layout.vertex_count ||
+	    sim_world_obstacle_count(fresh) != t->layout.obstacle_count) {
+		sim_world_destroy(&fresh);
+		say(t, "reset failed: the scene built a different world");
+		return;
+	}
+	/* the grab belonged to the old world */
+	t->attachment = -1;
+	t->grabbed_vertex = -1;
+	sim_world_destroy(&t->world);
+	t->world = fresh;
+	t->timing_count = t->timing_pos = 0;
+	say(t, "reset");
+}
+
+static void execute(st_thread *t, const st_command *c)
+{
+	t->commands++;
+	switch (c->kind) {
+	case ST_PLAY:
+		if (t->paused) {
+			t->paused = false;
+			t->next_due = now_ns();
+			rate_restart(t, t->next_due);
+		}
+		break;
+	case ST_PAUSE:
+		t->paused = true;
+		break;
+	case ST_STEP:
+		t->paused = true;
+		do_step(t);
+		publish(t);
+		break;
+	case ST_RESET:
+		do_reset(t);
+		t->next_due = now_ns();
+		rate_restart(t, t->next_due);
+		break;
+	case ST_SET_DEF: {
+		sim_integrator before = sim_world_get_def(t->world)->integrator;
+		sim_result r = sim_world_set_def(t->world, &c->def);
+		if (r != SIM_OK)
+			say(t, "settings refused: %s", sim_result_string(r));
+		else if (c->def.integrator != before)
+			say(t, "integrator: %s", sim_integrator_name(c->def.integrator));
+		break;
+	}
+	case ST_GRAB: {
+		release_grab(t);
+		sim_attachment_def a = sim_attachment_def_default(c->vertex);
+		a.hertz = t->options.grab_hertz;
+		a.max_force = t->options.grab_max_force;
+		int id = sim_world_attach(t->world, &a);
+		if (id < 0) {
+			say(t, "cannot grab vertex %d: %s", c->vertex, sim_result_string((sim_result)id));
+			break;
+		}
+		t->attachment = id;
+		t->grabbed_vertex = c->vertex;
+		/* the target stays where the vertex is until the pointer moves after the grab */
+		pthread_mutex_lock(&t->pointer_lock);
+		t->grab_pointer_seq = t->pointer_seq;
+		pthread_mutex_unlock(&t->pointer_lock);
+		break;
+	}
+	case ST_RELEASE:
+		release_grab(t);
+		break;
+	}
+	t->refresh_now = true;
+}
+
+/* Takes the oldest command; false when there is none.  *quit is set when stopping. */
+static bool pop_command(st_thread *t, st_command *out, bool *quit)
+{
+	pthread_mutex_lock(&t->lock);
+	bool got = false;
+	*quit = t->quit;
+	if (!*quit && t->queue_count > 0) {
+		*out = t->queue[t->queue_head];
+		t->queue_head = (t->queue_head + 1) % QUEUE_SIZE;
+		t->queue_count--;
+		pthread_cond_signal(&t->room);
+		got = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return got;
+}
+
+static void *thread_main(void *arg)
+{
+	st_thread *t = arg;
+	t->next_due = now_ns();
+	rate_restart(t, t->next_due);
+	for (;;) {
+		/* Commands run one at a time and outside the lock: a reset may take a while, and
+		 * a STEP among them must step exactly where it stands in the queue. */
+		st_command c;
+		bool quit = false, any = false;
+		while (pop_command(t, &c, &quit)) {
+			execute(t, &c);
+			any = true;
+		}
+		if (quit)
+			break;
+		if (any)
+			publish(t);
+
+		pthread_mutex_lock(&t->lock);
+		bool wait_more = false;
+		if (t->quit || t->queue_count > 0) {
+			wait_more = true;
+		} else if (t->paused) {
+			pthread_cond_wait(&t->wake, &t->lock);
+			wait_more = true;
+		} else if (t->period_ns > 0 && now_ns() < t->next_due) {
+			/* an absolute deadline, so the schedule does not drift with wake-up latency;
+			 * a command ends the wait early */
+			struct timespec due = to_timespec(t->next_due);
+			pthread_cond_timedwait(&t->wake, &t->lock, &due);
+			wait_more = true;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (wait_more)
+			continue; /* look at the commands and the clock again */
+
+		if (t->period_ns > 0) {
+			int64_t now = now_ns();
+			int64_t limit = BACKLOG_STEPS * t->period_ns;
+			if (limit < BACKLOG_MIN_NS)
+				limit = BACKLOG_MIN_NS;
+			if (now - t->next_due > limit) {
+				/* catching up would make every step later still: drop the backlog */
+				t->next_due = now;
+				t->last_drop_ns = now;
+				t->dropped_once = true;
+			}
+		}
+		do_step(t);
+		t->next_due += t->period_ns;
+		publish(t);
+	}
+	return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------------------- */
+
+static void destroy(st_thread *t)
+{
+	for (int i = 0; i < 3; i++)
+		free_snapshot(&t->slots[i]);
+	free_layout(&t->layout);
+	sim_world_destroy(&t->world);
+	if (t->sync_ready) {
+		pthread_mutex_destroy(&t->lock);
+		pthread_mutex_destroy(&t->pointer_lock);
+		pthread_cond_destroy(&t->wake);
+		pthread_cond_destroy(&t->room);
+	}
+	free(t);
+}
+
+static bool init_sync(st_thread *t)
+{
+	pthread_condattr_t attr;
+	if (pthread_condattr_init(&attr) != 0)
+		return false;
+	/* the schedule is CLOCK_MONOTONIC; the default clock would jump with the wall time */
+	bool ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0;
+	int made = 0;
+	if (ok && pthread_mutex_init(&t->lock, NULL) == 0 && ++made && pthread_mutex_init(&t->pointer_lock, NULL) == 0 &&
+	    ++made && pthread_cond_init(&t->wake, &attr) == 0 && ++made && pthread_cond_init(&t->room, NULL) == 0)
+		made = 4;
+	pthread_condattr_destroy(&attr);
+	if (made == 4)
+		return true;
+	if (made > 0)
+		pthread_mutex_destroy(&t->lock);
+	if (made > 1)
+		pthread_mutex_destroy(&t->pointer_lock);
+	if (made > 2)
+		pthread_cond_destroy(&t->wake);
+	return false;
+}
+
+st_thread *st_start(const scn_scene *scene, const st_options *options, scn_error *err)
+{
+	st_options opt = options ? *options : st_options_default();
+	st_options defaults = st_options_default();
+	if (opt.grab_hertz == 0.0f)
+		opt.grab_hertz = defaults.grab_hertz;
+	if (opt.grab_max_force == 0.0f)
+		opt.grab_max_force = defaults.grab_max_force;
+	if (!(opt.rate_scale >= 0.0) || !isfinite(opt.rate_scale) || !(opt.grab_hertz > 0.0f) ||
+	    !isfinite(opt.grab_hertz) || !(opt.grab_max_force > 0.0f)) {
+		scn_fail(err, SCN_ERROR_PARSE, "simulation thread: bad options (rate_scale %g, grab %g Hz, %g N)",
+		         opt.rate_scale, (double)opt.grab_hertz, (double)opt.grab_max_force);
+		return NULL;
+	}
+	float dt = scn_scene_info(scene)->dt;
+	if (!(dt > 0.0f) || !isfinite(dt)) {
+		scn_fail(err, SCN_ERROR_PARSE, "simulation thread: the scene's step %g is not a step", (double)dt);
+		return NULL;
+	}
+
+	st_thread *t = calloc(1, sizeof *t);
+	if (!t) {
+		scn_fail(err, SCN_ERROR_MEMORY, "simulation thread: out of memory");
+		return NULL;
+	}
+	t->scene = scene;
+	t->options = opt;
+	t->paused = opt.start_paused;
+	t->attachment = -1;
+	t->grabbed_vertex = -1;
+	t->refresh_now = true;
+	t->period_ns = (int64_t)llround((double)dt * opt.rate_scale * 1e9);
+	t->write_slot = 0;
+	atomic_init(&t->middle, 1u);
+	t->read_slot = 2;
+
+	if (scn_build(scene, &t->world, err) != SCN_OK) {
+		free(t);
+		return NULL;
+	}
+	bool ok = build_layout(&t->layout, scene, t->world);
+	for (int i = 0; i < 3 && ok; i++)
+		ok = alloc_snapshot(&t->slots[i], t->layout.vertex_count, t->layout.obstacle_count);
+	if (!ok) {
+		destroy(t);
+		scn_fail(err, SCN_ERROR_MEMORY, "simulation thread: out of memory");
+		return NULL;
+	}
+	if (!init_sync(t)) {
+		destroy(t);
+		scn_fail(err, SCN_ERROR_MEMORY, "simulation thread: cannot create its locks");
+		return NULL;
+	}
+	t->sync_ready = true;
+
+	/* the initial state, so that st_latest has something to show from the start */
+	publish(t);
+	int rc = pthread_create(&t->thread, NULL, thread_main, t);
+	if (rc != 0) {
+		destroy(t);
+		scn_fail(err, SCN_ERROR_MEMORY, "simulation thread: cannot start: %s", strerror(rc));
+		return NULL;
+	}
+	t->started = true;
+	return t;
+}
+
+void st_stop(st_thread **thread)
+{
+	if (!thread || !*thread)
+		return;
+	st_thread *t = *thread;
+	if (t->started) {
+		pthread_mutex_lock(&t->lock);
+		t->quit = true;
+		pthread_cond_broadcast(&t->wake);
+		pthread_cond_broadcast(&t->room);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->thread, NULL);
+	}
+	destroy(t);
+	*thread = NULL;
+}
+
+const st_layout *st_get_layout(st_thread *t) { return &t->layout; }
+
+void st_send(st_thread *t, const st_command *command)
+{
+	pthread_mutex_lock(&t->lock);
+	/* the thread drains the queue before every step, so a full queue empties quickly */
+	while (t->queue_count == QUEUE_SIZE && !t->quit)
+		pthread_cond_wait(&t->room, &t->lock);
+	if (!t->quit) {
+		t->queue[(t->queue_head + t->queue_count) % QUEUE_SIZE] = *command;
+		t->queue_count++;
+		pthread_cond_signal(&t->wake);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void st_set_pointer(st_thread *t, const float position[3], const float velocity[3])
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	memcpy(t->pointer_position, position, sizeof t->pointer_position);
+	if (velocity)
+		memcpy(t->pointer_velocity, velocity, sizeof t->pointer_velocity);
+	else
+		memset(t->pointer_velocity, 0, sizeof t->pointer_velocity);
+	t->pointer_seq++;
+	pthread_mutex_unlock(&t->pointer_lock);
+}

@@ -43,6 +43,8 @@ typedef struct st_layout {
 /* One published state. */
 typedef struct st_snapshot {
 	uint64_t serial;         /* increases with every publication */
+	uint64_t commands;       /* st_send calls handled so far: the n-th has taken effect here
+	                          * once commands >= n */
 	int64_t steps;
 	double time;             /* simulated, s */
 	int vertex_count;
@@ -50,13 +52,17 @@ typedef struct st_snapshot {
 	vec3 *velocities;
 	int obstacle_count;
 	float (*obstacle_pose)[7]; /* position xyz, orientation quaternion xyzw */
+	/* Energies cost a force evaluation, so while running `stats` is refreshed at most
+	 * every 10 ms (after every publication while paused); stats_steps is the step count
+	 * it describes. */
 	sim_stats stats;
+	int64_t stats_steps;
 	sim_world_def def;
 	bool paused;
 	double achieved_hz;      /* steps per wall-clock second over the last half second */
-	double target_hz;
-	double step_p50_us, step_p99_us; /* over the last 256 steps */
-	bool slow_motion;        /* the thread could not keep the fixed rate */
+	double target_hz;        /* 0: as fast as possible (rate_scale 0) */
+	double step_p50_us, step_p99_us; /* over the last 256 steps (refreshed as stats) */
+	bool slow_motion;        /* the thread dropped a backlog in the last second */
 	int grabbed_vertex;      /* -1: none */
 	vec3 grab_force;         /* N, the coupling force on the grabbed vertex */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
@@ -82,9 +88,11 @@ typedef struct st_thread st_thread;
 
 typedef struct st_options {
 	bool start_paused;
-	double rate_scale;  /* 1 = real time; tests may run faster than real time (0 = as fast as possible) */
-	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default */
-	float grab_max_force;
+	/* Wall seconds per simulated second: step k is due rate_scale * k * dt after the
+	 * start.  1 = real time; 0.5 = twice as fast; 0 = as fast as possible (tests). */
+	double rate_scale;
+	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default; */
+	float grab_max_force; /* 0 in either also means the default */
 } st_options;
 
 st_options st_options_default(void);
@@ -101,12 +109,13 @@ const st_layout *st_get_layout(st_thread *thread);
 
 /* Queues a command; it takes effect before the next step. */
 void st_send(st_thread *thread, const st_command *command);
-/* The pointer's latest position and velocity in world coordinates; the grabbed vertex
- * is driven toward it. */
+/* The pointer's latest position and velocity (NULL: at rest) in world coordinates; the
+ * grabbed vertex is driven toward it.  A grab's target starts at the vertex itself and
+ * follows the pointer from the first st_set_pointer after the grab. */
 void st_set_pointer(st_thread *thread, const float position[3], const float velocity[3]);
 
 /* The newest published state; the pointer stays valid until the next st_latest call
- * (a triple buffer: the thread never waits for the reader). */
+ * (a triple buffer: the thread never waits for the reader).  One reader thread only. */
 const st_snapshot *st_latest(st_thread *thread);
 
 #endif

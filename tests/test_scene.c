@@ -172,8 +172,15 @@ static void test_motion_closed_form(void)
 	const vec4 *x = sim_world_positions(w);
 	for (int j = 0; j < 5; j++)
 		memcpy(before[j], x[j * 5], sizeof before[j]);
-	for (int s = 0; s < 2500; s++)
-		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	for (int s = 0; s < 2500; s++) {
+		int rc = sim_world_step(w, 1e-3f);
+		if (rc != SIM_OK) {
+			const sim_blowup *b = sim_world_last_blowup(w);
+			fprintf(stderr, "step %d: %s: object %d vertex %d %s %g\n", s, sim_result_string(rc), b->object, b->vertex,
+			        b->reason, (double)b->value);
+		}
+		REQUIRE(rc == SIM_OK);
+	}
 	x = sim_world_positions(w);
 	/* a quarter turn (pi/4 rad/s for 2 s) about x through the pivot, then held still */
 	for (int j = 0; j < 5; j++) {

@@ -25,6 +25,16 @@ scn_status scn_fail(scn_error *err, scn_status status, const char *fmt, ...)
 	return status;
 }
 
+scn_status scn_fail_line(scn_error *err, const char *path, int line, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return scn_fail(err, SCN_ERROR_PARSE, "%s:%d: %s", path, line > 0 ? line : 1, what);
+}
+
 bool scn_parse_double(const char *token, double limit, double *out)
 {
 	if (!token || !*token)

@@ -117,20 +117,30 @@ static int add_grid(builder *b, const scn_desc *d)
 	return sim_world_add_grid(b->w, &g);
 }
 
+/* The section's mesh scaled, turned and moved (in the file's axes), then in world
+ * axes: a copy in out->positions for the caller to free; the triangles are shared. */
+static bool placed_mesh(const builder *b, const scn_desc *d, const float translate[3], scn_mesh *out)
+{
+	*out = d->mesh;
+	size_t bytes = sizeof(float) * 3 * (size_t)out->vertex_count;
+	out->positions = malloc(bytes);
+	if (!out->positions)
+		return false;
+	memcpy(out->positions, d->mesh.positions, bytes);
+	scn_mesh_transform(out, d->scale, d->rotate, translate);
+	for (int i = 0; i < out->vertex_count; i++) {
+		float p[3];
+		to_world(b, &out->positions[3 * i], p);
+		memcpy(&out->positions[3 * i], p, sizeof p);
+	}
+	return true;
+}
+
 static int add_mesh_cloth(builder *b, const scn_desc *d)
 {
-	scn_mesh m = d->mesh;
-	size_t bytes = sizeof(float) * 3 * (size_t)m.vertex_count;
-	m.positions = malloc(bytes);
-	if (!m.positions)
+	scn_mesh m;
+	if (!placed_mesh(b, d, d->translate, &m))
 		return SIM_ERROR_OUT_OF_MEMORY;
-	memcpy(m.positions, d->mesh.positions, bytes);
-	scn_mesh_transform(&m, d->scale, d->rotate, d->translate);
-	for (int i = 0; i < m.vertex_count; i++) {
-		float p[3];
-		to_world(b, &m.positions[3 * i], p);
-		memcpy(&m.positions[3 * i], p, sizeof p);
-	}
 	sim_mesh_def def = {
 	    .name = d->name,
 	    .vertex_count = m.vertex_count,
@@ -197,19 +207,10 @@ static int add_rigid_mesh(builder *b, const scn_desc *d, sim_obstacle_def *o)
 {
 	/* Scaled and turned about the mesh's own origin, which `translate` puts in place: a
 	 * spinning rigid mesh turns about that point. */
-	scn_mesh m = d->mesh;
-	size_t bytes = sizeof(float) * 3 * (size_t)m.vertex_count;
-	m.positions = malloc(bytes);
-	if (!m.positions)
-		return SIM_ERROR_OUT_OF_MEMORY;
-	memcpy(m.positions, d->mesh.positions, bytes);
 	const float zero[3] = {0.0f, 0.0f, 0.0f};
-	scn_mesh_transform(&m, d->scale, d->rotate, zero);
-	for (int i = 0; i < m.vertex_count; i++) {
-		float p[3];
-		to_world(b, &m.positions[3 * i], p);
-		memcpy(&m.positions[3 * i], p, sizeof p);
-	}
+	scn_mesh m;
+	if (!placed_mesh(b, d, zero, &m))
+		return SIM_ERROR_OUT_OF_MEMORY;
 	to_world(b, d->translate, o->position);
 	o->vertex_count = m.vertex_count;
 	o->positions = m.positions;
@@ -300,28 +301,39 @@ static scn_status add_motion(builder *b, const scn_desc *d)
 	for (int k = 0; k < 3 && rate > 0.0; k++)
 		axis[k] = omega[k] / rate;
 	int slots = (int)ceil(((double)d->stop - d->start) / d->slot - 1e-9);
+	int n = d->vertices.count;
+	double (*r0)[3] = malloc(sizeof *r0 * (size_t)n);
+	if (!r0)
+		return refused(b, d, "vertices", SIM_ERROR_OUT_OF_MEMORY);
 	const vec4 *x = sim_world_positions(b->w);
-	for (int s = 0; s < d->vertices.count; s++) {
+	for (int s = 0; s < n; s++) {
 		int id = first + d->vertices.ids[s];
-		double r0[3] = {x[id][0] - pivot[0], x[id][1] - pivot[1], x[id][2] - pivot[2]};
-		for (int k = 0; k < slots; k++) {
+		for (int k = 0; k < 3; k++)
+			r0[s][k] = x[id][k] - pivot[k];
+	}
+	/* Slot by slot, so that every block lands at the end of the world's time-ordered
+	 * list (vertex by vertex would insert each one in the middle). */
+	int rc = SIM_OK;
+	for (int k = 0; k <= slots && rc == SIM_OK; k++) {
+		for (int s = 0; s < n && rc == SIM_OK; s++) {
+			int id = first + d->vertices.ids[s];
+			if (k == slots) {
+				vec3 end = {d->release ? NAN : 0.0f, 0.0f, 0.0f};
+				rc = sim_world_add_velocity_block(b->w, d->stop, id, end);
+				continue;
+			}
 			double r[3];
-			rotate_about(axis, rate * ((double)k + 0.5) * d->slot, r0, r);
+			rotate_about(axis, rate * ((double)k + 0.5) * d->slot, r0[s], r);
 			vec3 v = {
 			    (float)(vel[0] + omega[1] * r[2] - omega[2] * r[1]),
 			    (float)(vel[1] + omega[2] * r[0] - omega[0] * r[2]),
 			    (float)(vel[2] + omega[0] * r[1] - omega[1] * r[0]),
 			};
-			int rc = sim_world_add_velocity_block(b->w, d->start + (double)k * d->slot, id, v);
-			if (rc != SIM_OK)
-				return refused(b, d, "vertices", rc);
+			rc = sim_world_add_velocity_block(b->w, d->start + (double)k * d->slot, id, v);
 		}
-		vec3 end = {d->release ? NAN : 0.0f, 0.0f, 0.0f};
-		int rc = sim_world_add_velocity_block(b->w, d->stop, id, end);
-		if (rc != SIM_OK)
-			return refused(b, d, "stop", rc);
 	}
-	return SCN_OK;
+	free(r0);
+	return rc == SIM_OK ? SCN_OK : refused(b, d, "vertices", rc);
 }
 
 /* ---- the world ---------------------------------------------------------------------------------- */

@@ -267,7 +267,7 @@ static int fail(reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	scn_fail(r->err, SCN_ERROR_PARSE, "%s:%d: %s", r->path, r->line, msg);
+	scn_fail_line(r->err, r->path, r->line, "%s", msg);
 	return 0;
 }
 

@@ -202,7 +202,7 @@ static scn_status fail(reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return scn_fail(r->err, SCN_ERROR_PARSE, "%s:%d: %s", r->name, r->line > 0 ? r->line : 1, what);
+	return scn_fail_line(r->err, r->name, r->line, "%s", what);
 }
 
 static bool keyword(const char *token, const char *word)

@@ -26,6 +26,9 @@ typedef struct scn_error {
 scn_status scn_fail(scn_error *err, scn_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 scn_status scn_vfail(scn_error *err, scn_status status, const char *fmt, va_list ap);
+/* A parse error at a line of a text file: "path:LINE: what" (line 1 at the least). */
+scn_status scn_fail_line(scn_error *err, const char *path, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Strict number parsing for every text reader: the whole token must be a finite number
  * within [-limit, limit] (limit > 0), or an integer within [lo, hi].  No locale, no

@@ -1,0 +1,246 @@
+/* `tela [SCENE]`: the interactive demo, or, with no display (or --headless), a short
+ * scripted run offscreen that grabs and pulls the cloth, writes a picture and says what
+ * it did. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "demo.h"
+
+#include <GL/glew.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct demo_args {
+	const char *scene;
+	bool headless;
+	const char *out;
+	double seconds; /* < 0: until the user quits (windowed) or the script's length */
+	long width, height;
+	bool paused;
+} demo_args;
+
+static int parse_args(int argc, char **argv, demo_args *a)
+{
+	*a = (demo_args){.scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800};
+	bool have_scene = false;
+	for (int i = 0; i < argc; i++) {
+		const char *s = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(s, "--headless") == 0) {
+			a->headless = true;
+		} else if (strcmp(s, "--paused") == 0) {
+			a->paused = true;
+		} else if (strcmp(s, "--out") == 0 || strcmp(s, "--seconds") == 0 || strcmp(s, "--size") == 0) {
+			if (!val)
+				return cli_usage_error("demo", "option %s needs a value", s);
+			i++;
+			if (s[2] == 'o') {
+				a->out = val;
+			} else if (s[2] == 's' && s[3] == 'e') {
+				if (!cli_parse_double(val, &a->seconds) || a->seconds <= 0.0 || a->seconds > 1e6)
+					return cli_usage_error("demo", "--seconds: '%s' is not a duration in (0, 1e6]", val);
+			} else if (sscanf(val, "%ldx%ld", &a->width, &a->height) != 2 || a->width < 64 || a->height < 64 ||
+			           a->width > 8192 || a->height > 8192) {
+				return cli_usage_error("demo", "--size: '%s' is not WIDTHxHEIGHT within 64..8192", val);
+			}
+		} else if (s[0] == '-') {
+			return cli_usage_error("demo", "unknown option '%s'", s);
+		} else if (have_scene) {
+			return cli_usage_error("demo", "more than one scene given ('%s' and '%s')", a->scene, s);
+		} else {
+			a->scene = s;
+			have_scene = true;
+		}
+	}
+	return EXIT_TELA_OK;
+}
+
+static bool have_display(void)
+{
+	const char *x = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
+	return (x && *x) || (wl && *wl);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static int run_windowed(const demo_args *a, bool *fall_back)
+{
+	demo_options o = demo_options_default();
+	o.scene = a->scene;
+	o.width = (int)a->width, o.height = (int)a->height;
+	o.start_paused = a->paused;
+	char error[1024];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	if (!d) {
+		fprintf(stderr, "tela: %s\n", error);
+		*fall_back = code == 4;
+		return code == 3 ? EXIT_TELA_INPUT : EXIT_TELA_DISPLAY;
+	}
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (demo_frame(d))
+		if (a->seconds > 0.0 && seconds_since(&t0) >= a->seconds)
+			break;
+	int errors = demo_gl_errors(d);
+	demo_destroy(&d);
+	if (errors)
+		fprintf(stderr, "tela: %d OpenGL errors were reported during the run\n", errors);
+	return EXIT_TELA_OK;
+}
+
+/* ---- the headless run ----------------------------------------------------------------------------- */
+
+/* The free vertex of the first cloth farthest from its centre: a corner, usually, and
+ * the most visible one to pull. */
+static int pick_corner(const st_layout *l, const st_snapshot *s)
+{
+	if (l->object_count == 0)
+		return -1;
+	const st_object *o = &l->objects[0];
+	double c[3] = {0.0, 0.0, 0.0};
+	for (int i = 0; i < o->vertex_count; i++)
+		for (int k = 0; k < 3; k++)
+			c[k] += s->positions[o->first_vertex + i][k] / o->vertex_count;
+	int best = -1;
+	double best_d = -1.0;
+	for (int i = 0; i < o->vertex_count; i++) {
+		const float *p = s->positions[o->first_vertex + i];
+		if (p[3] == 0.0f)
+			continue; /* pinned or scripted: it cannot be pulled */
+		double d = 0.0;
+		for (int k = 0; k < 3; k++)
+			d += (p[k] - c[k]) * (p[k] - c[k]);
+		if (d > best_d + 1e-12)
+			best = o->first_vertex + i, best_d = d;
+	}
+	return best;
+}
+
+/* Steps the paused simulation thread once and waits for the step's snapshot: in lock
+ * step the script is deterministic. */
+static const st_snapshot *step_once(demo *d, int64_t target)
+{
+	st_command c = {.kind = ST_STEP};
+	st_send(demo_sim(d), &c);
+	const st_snapshot *s = demo_snapshot(d);
+	struct timespec nap = {0, 20000};
+	for (int spins = 0; s->steps < target && spins < 2000000; spins++) {
+		nanosleep(&nap, NULL);
+		s = demo_snapshot(d);
+	}
+	return s;
+}
+
+static float smoothstep(float u) { return u <= 0.0f ? 0.0f : u >= 1.0f ? 1.0f : u * u * (3.0f - 2.0f * u); }
+
+static int run_headless(const demo_args *a, bool forced)
+{
+	demo_options o = demo_options_default();
+	o.scene = a->scene;
+	o.offscreen = true;
+	o.width = a->width == 1280 ? 960 : (int)a->width;
+	o.height = a->height == 800 ? 600 : (int)a->height;
+	o.start_paused = true;
+	o.rate_scale = 0.0;
+	o.vsync = false;
+	char error[1024];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	if (!d) {
+		fprintf(stderr, "tela: headless: %s\n", error);
+		return code == 3 ? EXIT_TELA_INPUT : EXIT_TELA_DISPLAY;
+	}
+	const st_layout *l = st_get_layout(demo_sim(d));
+	const st_snapshot *s = demo_snapshot(d);
+	double seconds = a->seconds > 0.0 ? a->seconds : 2.5;
+	int64_t steps = (int64_t)llround(seconds / l->dt);
+	int64_t grab_at = (int64_t)llround(0.2 * seconds / l->dt), release_at = (int64_t)llround(0.8 * seconds / l->dt);
+	int64_t pull_steps = (release_at - grab_at) * 3 / 4;
+	int vertex = pick_corner(l, s);
+	float start[3] = {0.0f, 0.0f, 0.0f}, pull[3] = {0.0f, 0.0f, 0.0f}, moved = 0.0f;
+	for (int64_t k = 0; k < steps; k++) {
+		if (vertex >= 0 && k == grab_at) {
+			memcpy(start, s->positions[vertex], sizeof start);
+			/* up and towards the camera, 30 cm in all */
+			float eye[3];
+			cam_eye(demo_camera(d), eye);
+			float h[3] = {eye[0] - start[0], 0.0f, eye[2] - start[2]};
+			float hl = sqrtf(h[0] * h[0] + h[2] * h[2]);
+			pull[0] = hl > 0.0f ? 0.15f * h[0] / hl : 0.0f;
+			pull[1] = 0.26f;
+			pull[2] = hl > 0.0f ? 0.15f * h[2] / hl : 0.0f;
+			demo_set_pointer(d, start);
+			st_command c = {.kind = ST_GRAB, .vertex = vertex};
+			st_send(demo_sim(d), &c);
+		}
+		if (vertex >= 0 && k >= grab_at && k < release_at) {
+			float u = smoothstep((float)(k - grab_at) / (float)(pull_steps > 0 ? pull_steps : 1));
+			float p[3] = {start[0] + u * pull[0], start[1] + u * pull[1], start[2] + u * pull[2]};
+			demo_set_pointer(d, p);
+		}
+		if (vertex >= 0 && k == release_at) {
+			const float *p = s->positions[vertex];
+			float dx = p[0] - start[0], dy = p[1] - start[1], dz = p[2] - start[2];
+			moved = sqrtf(dx * dx + dy * dy + dz * dz);
+			st_command c = {.kind = ST_RELEASE};
+			st_send(demo_sim(d), &c);
+		}
+		s = step_once(d, k + 1);
+	}
+	char out[512];
+	if (a->out)
+		snprintf(out, sizeof out, "%s", a->out);
+	else
+		snprintf(out, sizeof out, "tela-%s.png", l->scene);
+	demo_draw(d);
+	int rc = demo_screenshot(d, out);
+	int w, h;
+	demo_window_size(d, &w, &h);
+	int errors = demo_gl_errors(d);
+	printf("tela: %s, so the demo ran headless (offscreen OpenGL: %s)\n",
+	       forced ? "--headless given" : "no display found", (const char *)glGetString(GL_RENDERER));
+	printf("scene %s: %lld steps (%.3f s simulated) with %s\n", l->scene, (long long)s->steps, s->time,
+	       sim_integrator_name(s->def.integrator));
+	if (vertex >= 0)
+		printf("scripted grab: vertex %d grabbed at %.2f s, pointer pulled %.2f m, the vertex followed %.3f m, "
+		       "released at %.2f s\n",
+		       vertex, (double)grab_at * l->dt, (double)sqrtf(pull[0] * pull[0] + pull[1] * pull[1] + pull[2] * pull[2]),
+		       (double)moved, (double)release_at * l->dt);
+	printf("kinetic %.6g J, max strain %.4f, contacts %d, collisions %d%s%s\n", s->stats.kinetic,
+	       (double)s->stats.max_strain, s->stats.contacts, s->stats.collisions, s->message[0] ? "; " : "", s->message);
+	if (errors)
+		printf("OpenGL reported %d errors\n", errors);
+	demo_destroy(&d);
+	if (rc != 0) {
+		fprintf(stderr, "tela: %s: %s\n", out, strerror(rc));
+		return EXIT_TELA_IO;
+	}
+	printf("picture: %s (%dx%d)\n", out, w, h);
+	return EXIT_TELA_OK;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+	demo_args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc != EXIT_TELA_OK)
+		return rc;
+	if (a.headless || !have_display())
+		return run_headless(&a, a.headless);
+	bool fall_back = false;
+	rc = run_windowed(&a, &fall_back);
+	if (fall_back) {
+		fprintf(stderr, "tela: running headless instead\n");
+		return run_headless(&a, false);
+	}
+	return rc;
+}

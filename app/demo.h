@@ -1,0 +1,55 @@
+/* The interactive demo: a window (or an offscreen surface), the renderer, the
+ * simulation thread and the mouse pointer, wired together.  One demo_frame() call
+ * handles the pending window events, updates the pointer and draws one frame; the
+ * simulation runs on its own thread meanwhile. */
+#ifndef TELA_DEMO_H
+#define TELA_DEMO_H
+
+#include "camera.h"
+#include "render.h"
+#include "sim_thread.h"
+
+#include <stdbool.h>
+
+typedef struct demo_options {
+	const char *scene;       /* built-in name, scene file or seed folder */
+	bool offscreen;          /* SDL's offscreen video driver (no display needed) */
+	int width, height;       /* window size, pixels */
+	bool start_paused;
+	double rate_scale;       /* simulation thread: 1 = real time, 0 = as fast as it can */
+	bool vsync;
+} demo_options;
+
+demo_options demo_options_default(void);
+
+typedef struct demo demo;
+
+/* Opens the window and the GL 4.3 context, reads the scene, starts the simulation
+ * thread and the renderer.  NULL with a message in `error` on failure; `exit_code`
+ * then says which of tela's exit codes fits (3 for a bad scene file, 4 for no display
+ * or no OpenGL 4.3). */
+demo *demo_create(const demo_options *options, char *error, int error_size, int *exit_code);
+void demo_destroy(demo **d);
+
+/* Handles pending events, moves the pointer, draws and presents one frame.  Returns
+ * false once the user asked to quit. */
+bool demo_frame(demo *d);
+
+/* Draws the newest state into the back buffer without handling events or presenting
+ * (for a screenshot of exactly that frame). */
+void demo_draw(demo *d);
+
+/* For scripted use (the headless run and the tests). */
+st_thread *demo_sim(demo *d);
+const st_snapshot *demo_snapshot(demo *d);
+cam_orbit *demo_camera(demo *d);
+void demo_window_size(const demo *d, int *width, int *height);
+/* Pixel (origin top-left) where a world point appears. */
+void demo_project(const demo *d, const float point[3], float *x, float *y);
+/* Saves the last drawn frame as PNG; 0 or an errno-style code. */
+int demo_screenshot(demo *d, const char *path);
+/* Sets the pointer directly (scripted grabs); the next frame draws it there. */
+void demo_set_pointer(demo *d, const float position[3]);
+int demo_gl_errors(const demo *d);
+
+#endif
