@@ -168,6 +168,7 @@ static bool build_layout(st_layout *l, const scn_scene *scene, const sim_world *
 		o->triangles = copy_bytes(sim_world_object_triangles(w, i), sizeof(int) * 3 * (size_t)o->triangle_count,
 		                          &ok);
 		scn_scene_cloth_color(scene, i, o->color);
+		o->material = *sim_world_object_material(w, i);
 	}
 	int obstacles = sim_world_obstacle_count(w);
 	if (obstacles > 0) {
@@ -464,6 +465,12 @@ static void execute(st_thread *t, const st_command *c)
 	case ST_RELEASE:
 		release_grab(t);
 		break;
+	case ST_SET_MATERIAL: {
+		sim_result r = sim_world_set_material(t->world, c->object, &c->material);
+		if (r != SIM_OK)
+			say(t, "material refused: %s", sim_result_string(r));
+		break;
+	}
 	}
 	t->refresh_now = true;
 }

@@ -22,6 +22,7 @@ typedef struct st_object {
 	int triangle_count;
 	const int *triangles; /* object-local, 3 per triangle */
 	float color[3];
+	sim_material material; /* as the scene set it (ST_SET_MATERIAL changes the world's) */
 } st_object;
 
 typedef struct st_obstacle {
@@ -76,12 +77,15 @@ typedef enum st_command_kind {
 	ST_SET_DEF,   /* new world settings (integrator, gravity, wind, ...) */
 	ST_GRAB,      /* attach `vertex` to the pointer */
 	ST_RELEASE,   /* let go */
+	ST_SET_MATERIAL, /* new material for cloth object `object` (sim_world_set_material) */
 } st_command_kind;
 
 typedef struct st_command {
 	st_command_kind kind;
 	int vertex;
 	sim_world_def def;
+	int object;
+	sim_material material;
 } st_command;
 
 typedef struct st_thread st_thread;

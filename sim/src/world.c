@@ -661,6 +661,56 @@ const sim_stats *sim_world_stats(const sim_world *w)
 }
 const sim_blowup *sim_world_last_blowup(const sim_world *w) { return &w->blowup; }
 
+sim_result sim_world_set_material(sim_world *w, int object, const sim_material *m)
+{
+	if (object < 0 || object >= w->object_count || !m || !material_valid(m))
+		return SIM_ERROR_INVALID;
+	sim_object *o = &w->objects[object];
+	for (int s = o->first_spring; s < o->first_spring + o->spring_count; s++) {
+		w->springs[s].k = m->stiffness[w->springs[s].kind];
+		w->springs[s].kd = m->damping[w->springs[s].kind];
+	}
+	if (o->grid_nx)
+		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
+			o->families[k].k = m->stiffness[o->families[k].kind];
+			o->families[k].kd = m->damping[o->families[k].kind];
+		}
+	/* Each vertex keeps its share of the object's mass (its share of the rest area, or
+	 * an equal one); only the total follows the new mass or density. */
+	double old_total = 0.0, area = 0.0;
+	int first = o->first_vertex, count = o->vertex_count;
+	for (int i = first; i < first + count; i++)
+		old_total += w->mass[i];
+	for (int t = o->first_triangle; t < o->first_triangle + o->triangle_count; t++) {
+		const int *tri = &w->triangles[3 * t];
+		vec3 e1, e2, c;
+		glm_vec3_sub(w->rest[tri[1]], w->rest[tri[0]], e1);
+		glm_vec3_sub(w->rest[tri[2]], w->rest[tri[0]], e2);
+		glm_vec3_cross(e1, e2, c);
+		area += 0.5 * glm_vec3_norm(c);
+	}
+	double new_total = m->total_mass > 0.0f ? m->total_mass : m->areal_density * area;
+	if (!(new_total > 0.0) || !(old_total > 0.0))
+		return SIM_ERROR_INVALID;
+	for (int i = first; i < first + count; i++) {
+		w->mass[i] = (float)(w->mass[i] * (new_total / old_total));
+		w->inv_mass[i] = 1.0f / w->mass[i];
+		w->rest[i][3] = m->anchor_stiffness;
+		w->anchor_kd[i] = m->anchor_damping;
+	}
+	if (m->anchor_stiffness > 0.0f || m->anchor_damping > 0.0f)
+		w->has_anchors = true;
+	o->material = *m;
+	w->incidence_valid = false;
+	w->constraints_dirty = true;
+	return SIM_OK;
+}
+
+const sim_material *sim_world_object_material(const sim_world *w, int object)
+{
+	return object >= 0 && object < w->object_count ? &w->objects[object].material : NULL;
+}
+
 float sim_world_vertex_mass(const sim_world *w, int vertex)
 {
 	return vertex >= 0 && vertex < w->n ? w->mass[vertex] : 0.0f;
@@ -705,13 +755,9 @@ bool sim_world_is_pinned(const sim_world *w, int vertex)
 	return vertex >= 0 && vertex < w->n && (w->flags[vertex] & SIM_VERTEX_PINNED);
 }
 
-sim_result sim_world_add_velocity_block(sim_world *w, double t, int vertex, const vec3 velocity)
+/* Vertex and obstacle blocks share one time-ordered list, so one cursor walks both. */
+static sim_result insert_block(sim_world *w, double t, int vertex, int obstacle, const vec3 velocity)
 {
-	if (vertex < 0 || vertex >= w->n || !isfinite(t))
-		return SIM_ERROR_INVALID;
-	bool end = isnan(velocity[0]);
-	if (!end && !finite3(velocity))
-		return SIM_ERROR_INVALID;
 	if (!grow((void **)&w->blocks, sizeof(sim_velocity_block), &w->block_capacity, w->block_count + 1))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	/* Insertion keeps blocks sorted by time and stable for equal times. */
@@ -719,10 +765,27 @@ sim_result sim_world_add_velocity_block(sim_world *w, double t, int vertex, cons
 	while (at > w->block_cursor && w->blocks[at - 1].t > t)
 		at--;
 	memmove(&w->blocks[at + 1], &w->blocks[at], sizeof(sim_velocity_block) * (size_t)(w->block_count - at));
-	w->blocks[at] = (sim_velocity_block){.t = t, .vertex = vertex};
+	w->blocks[at] = (sim_velocity_block){.t = t, .vertex = vertex, .obstacle = obstacle};
 	glm_vec3_copy((float *)velocity, w->blocks[at].velocity);
 	w->block_count++;
 	return SIM_OK;
+}
+
+sim_result sim_world_add_velocity_block(sim_world *w, double t, int vertex, const vec3 velocity)
+{
+	if (vertex < 0 || vertex >= w->n || !isfinite(t))
+		return SIM_ERROR_INVALID;
+	bool end = isnan(velocity[0]);
+	if (!end && !finite3(velocity))
+		return SIM_ERROR_INVALID;
+	return insert_block(w, t, vertex, -1, velocity);
+}
+
+sim_result sim_world_add_obstacle_velocity_block(sim_world *w, double t, int obstacle, const vec3 velocity)
+{
+	if (obstacle < 0 || obstacle >= w->obstacle_count || !isfinite(t) || !finite3(velocity))
+		return SIM_ERROR_INVALID;
+	return insert_block(w, t, -1, obstacle, velocity);
 }
 
 void sim_world_clear_velocity_blocks(sim_world *w)
@@ -837,6 +900,10 @@ static void apply_constraints(sim_world *w, double t, float h)
 	double due = t + 0.5 * (double)h;
 	while (w->block_cursor < w->block_count && w->blocks[w->block_cursor].t <= due) {
 		const sim_velocity_block *b = &w->blocks[w->block_cursor++];
+		if (b->vertex < 0) {
+			glm_vec3_copy((float *)b->velocity, w->obstacles[b->obstacle].def.velocity);
+			continue;
+		}
 		if (isnan(b->velocity[0])) {
 			w->flags[b->vertex] &= (uint8_t)~SIM_VERTEX_PRESCRIBED;
 		} else {
@@ -1047,7 +1114,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
 		return SIM_ERROR_INVALID;
-	if (w->n == 0) { /* nothing to move; time still passes */
+	if (w->n == 0) { /* no cloth; time still passes and obstacles still move */
+		apply_constraints(w, w->time, dt);
+		for (int k = 0; k < w->obstacle_count; k++)
+			sim_obstacle_advance(&w->obstacles[k], dt);
 		w->time += (double)dt;
 		w->steps++;
 		return SIM_OK;

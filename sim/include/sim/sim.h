@@ -212,6 +212,11 @@ int sim_world_object_triangle_count(const sim_world *world, int object);
 /* Triangles of the object, as object-local vertex indices (3 per triangle). */
 const int *sim_world_object_triangles(const sim_world *world, int object);
 int sim_world_object_spring_count(const sim_world *world, int object, sim_spring_kind kind);
+/* The object's material, and a live change of it (the demo's panel): spring stiffness
+ * and damping per kind, anchors, thickness, friction and the total mass or density
+ * (each vertex keeps its share of the mass). */
+const sim_material *sim_world_object_material(const sim_world *world, int object);
+sim_result sim_world_set_material(sim_world *world, int object, const sim_material *material);
 
 int sim_world_vertex_count(const sim_world *world);
 /* Particle state, one vec4 per vertex: positions (xyz, w = inverse mass as the
@@ -298,6 +303,10 @@ int sim_world_obstacle_count(const sim_world *world);
 const sim_obstacle_def *sim_world_obstacle(const sim_world *world, int obstacle);
 sim_result sim_world_set_obstacle_motion(sim_world *world, int obstacle, const vec3 velocity,
                                          const vec3 angular_velocity);
+/* A schedule of linear velocities (the seed's rigid bodies, driven by one constrained
+ * vertex): from time t on the obstacle moves with `velocity` until its next block.  Its
+ * angular velocity is left as it is. */
+sim_result sim_world_add_obstacle_velocity_block(sim_world *world, double t, int obstacle, const vec3 velocity);
 /* The obstacle's current pose (it moves with its velocities as the world steps). */
 sim_result sim_world_obstacle_pose(const sim_world *world, int obstacle, vec3 out_position, versor out_orientation);
 
