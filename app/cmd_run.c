@@ -1,6 +1,7 @@
 /* tela run: steps a scene headless at its fixed rate, writes statistics and meshes. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "picture.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -22,6 +23,7 @@ typedef struct run_options {
 	double seconds;       /* -1: the scene's */
 	const char *stats_path;
 	const char *stl_dir;
+	const char *screenshot;
 	long every;
 	int strain_limit;     /* -1 keep, 0 off, 1 on */
 	double tau;
@@ -57,7 +59,7 @@ static bool takes_value(const char *a)
 {
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
-		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance",
+		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -123,6 +125,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			o->stats_path = val;
 		} else if (strcmp(a, "--export-stl") == 0) {
 			o->stl_dir = val;
+		} else if (strcmp(a, "--screenshot") == 0) {
+			o->screenshot = val;
 		} else if (strcmp(a, "--every") == 0) {
 			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
 				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
@@ -209,7 +213,6 @@ int cmd_run(int argc, char **argv)
 	scn_info info_copy = *scn_scene_info(scene);
 	info_copy.name = info_copy.description = NULL;
 	const scn_info *info = &info_copy;
-	scn_scene_free(&scene);
 	sim_world_def def = *sim_world_get_def(w);
 	if (o.have_integrator)
 		def.integrator = o.integrator;
@@ -235,6 +238,7 @@ int cmd_run(int argc, char **argv)
 		def.self_collisions = false;
 	if (sim_world_set_def(w, &def) != SIM_OK) {
 		sim_world_destroy(&w);
+		scn_scene_free(&scene);
 		return cli_usage_error("run", "the options give an invalid world definition");
 	}
 	float dt = o.dt > 0.0 ? (float)o.dt : info->dt;
@@ -247,6 +251,7 @@ int cmd_run(int argc, char **argv)
 		if (!stats) {
 			fprintf(stderr, "tela run: %s: %s\n", o.stats_path, strerror(errno));
 			sim_world_destroy(&w);
+			scn_scene_free(&scene);
 			return EXIT_TELA_IO;
 		}
 		fprintf(stats, "step,t,kinetic,potential,total,max_strain,mean_strain,cg_iterations,strain_iterations,"
@@ -337,6 +342,18 @@ int cmd_run(int argc, char **argv)
 		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
 	}
+	if (o.screenshot && (rc == EXIT_TELA_OK || rc == EXIT_TELA_BLOWUP)) {
+		char error[512];
+		int pic = picture_write(scene, w, o.screenshot, 960, 600, error, sizeof error);
+		if (pic != 0) {
+			fprintf(stderr, "tela run: --screenshot: %s\n", error);
+			if (rc == EXIT_TELA_OK)
+				rc = pic == 4 ? EXIT_TELA_DISPLAY : EXIT_TELA_IO;
+		} else if (!o.quiet) {
+			printf("picture: %s (960x600)\n", o.screenshot);
+		}
+	}
 	sim_world_destroy(&w);
+	scn_scene_free(&scene);
 	return rc;
 }

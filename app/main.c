@@ -53,6 +53,7 @@ void cli_print_help(void)
 	    "                      mean_strain,cg_iterations,strain_iterations,step_us\n"
 	    "  --export-stl DIR    write every object as DIR/frameNNNNNN_<object>.stl\n"
 	    "  --every N           with --export-stl: every N steps (default 1; step 0 included)\n"
+	    "  --screenshot FILE.png  render the final state offscreen (960x600, the scene's view)\n"
 	    "  --strain-limit TAU  Provot strain limiting to relative elongation TAU (e.g. 0.1)\n"
 	    "  --no-strain-limit   turn strain limiting off\n"
 	    "  --verlet-drag       Verlet's 1.99/0.99 drag form\n"

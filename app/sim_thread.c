@@ -210,6 +210,28 @@ static void free_snapshot(st_snapshot *s)
 	free(s->obstacle_pose);
 }
 
+bool st_layout_build(st_layout *l, const scn_scene *scene, const sim_world *w)
+{
+	memset(l, 0, sizeof *l);
+	if (build_layout(l, scene, w))
+		return true;
+	free_layout(l);
+	return false;
+}
+
+void st_layout_free(st_layout *l) { free_layout(l); }
+
+bool st_snapshot_alloc(st_snapshot *s, const st_layout *l)
+{
+	memset(s, 0, sizeof *s);
+	if (alloc_snapshot(s, l->vertex_count, l->obstacle_count))
+		return true;
+	free_snapshot(s);
+	return false;
+}
+
+void st_snapshot_free(st_snapshot *s) { free_snapshot(s); }
+
 static int compare_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -262,13 +284,9 @@ static double achieved_hz(const st_thread *t, int64_t now)
 	return (double)(t->executed - t->rate_n[oldest]) * 1e9 / (double)span;
 }
 
-static void publish(st_thread *t)
+void st_snapshot_capture(st_snapshot *s, const sim_world *w)
 {
-	int64_t now = now_ns();
-	const sim_world *w = t->world;
-	st_snapshot *s = &t->slots[t->write_slot];
-	int n = t->layout.vertex_count;
-
+	int n = s->vertex_count;
 	memcpy(s->positions, sim_world_positions(w), sizeof(vec4) * (size_t)n);
 	const vec4 *v = sim_world_velocities(w);
 	for (int i = 0; i < n; i++) {
@@ -284,6 +302,17 @@ static void publish(st_thread *t)
 		pose[0] = p[0], pose[1] = p[1], pose[2] = p[2];
 		pose[3] = q[0], pose[4] = q[1], pose[5] = q[2], pose[6] = q[3];
 	}
+	s->steps = sim_world_step_count(w);
+	s->time = sim_world_time(w);
+	s->def = *sim_world_get_def(w);
+}
+
+static void publish(st_thread *t)
+{
+	int64_t now = now_ns();
+	const sim_world *w = t->world;
+	st_snapshot *s = &t->slots[t->write_slot];
+	st_snapshot_capture(s, w);
 	if (t->refresh_now || t->paused || now - t->last_refresh_ns >= REFRESH_NS) {
 		t->stats = *sim_world_stats(w);
 		t->stats_steps = sim_world_step_count(w);
@@ -293,9 +322,6 @@ static void publish(st_thread *t)
 	}
 	s->stats = t->stats;
 	s->stats_steps = t->stats_steps;
-	s->steps = sim_world_step_count(w);
-	s->time = sim_world_time(w);
-	s->def = *sim_world_get_def(w);
 	s->paused = t->paused;
 	s->achieved_hz = achieved_hz(t, now);
 	s->target_hz = t->period_ns > 0 ? 1e9 / (double)t->period_ns : 0.0;

@@ -122,4 +122,12 @@ void st_set_pointer(st_thread *thread, const float position[3], const float velo
  * (a triple buffer: the thread never waits for the reader).  One reader thread only. */
 const st_snapshot *st_latest(st_thread *thread);
 
+/* The same layout and state for a world no thread steps (`tela run --screenshot`). */
+bool st_layout_build(st_layout *layout, const scn_scene *scene, const sim_world *world);
+void st_layout_free(st_layout *layout);
+bool st_snapshot_alloc(st_snapshot *snapshot, const st_layout *layout);
+/* Copies the world's state (positions, velocities, obstacle poses, time, settings). */
+void st_snapshot_capture(st_snapshot *snapshot, const sim_world *world);
+void st_snapshot_free(st_snapshot *snapshot);
+
 #endif
