@@ -11,7 +11,7 @@ cd "$here"
 
 # The project's Debian packages (later issues add to this list).
 packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev
-	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth)
+	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth libimgui-dev)
 # clang for the libFuzzer targets (Debian 12's clang 14 ships libFuzzer)
 packages+=(clang)
 
@@ -63,7 +63,8 @@ test)
 	echo "== release build =="
 	ctest --test-dir build --output-on-failure -j "$jobs" || status=1
 	echo "== ASan + UBSan build =="
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions="$here/tests/lsan.supp" \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE bench || status=1
 	echo "== libFuzzer, briefly, on the seed corpora =="
 	ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$jobs" || status=1
