@@ -165,20 +165,11 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 
 static int export_meshes(const sim_world *w, const char *dir, long step)
 {
-	for (int obj = 0; obj < sim_world_object_count(w); obj++) {
-		char path[4096];
-		if (snprintf(path, sizeof path, "%s/frame%06ld_%s.stl", dir, step, sim_world_object_name(w, obj)) >=
-		    (int)sizeof path) {
-			fprintf(stderr, "tela run: %s: path too long\n", dir);
-			return EXIT_TELA_IO;
-		}
-		int err = scn_write_stl(w, obj, path);
-		if (err) {
-			fprintf(stderr, "tela run: %s: %s\n", path, strerror(err));
-			return EXIT_TELA_IO;
-		}
-	}
-	return EXIT_TELA_OK;
+	scn_error err = {0};
+	if (scn_export_frame(w, dir, step, &err) == SCN_OK)
+		return EXIT_TELA_OK;
+	fprintf(stderr, "tela run: %s\n", err.message);
+	return EXIT_TELA_IO;
 }
 
 static void write_stats_row(FILE *fp, long step, const sim_world *w, double step_us, const int *check)

@@ -60,6 +60,7 @@ struct st_thread {
 	bool dropped_once;
 	int64_t executed;     /* steps attempted since start (a reset does not rewind it) */
 	char message[256];
+	char export_dir[256]; /* non-empty: every step's meshes are written there */
 	float step_us[TIMING_WINDOW];
 	int timing_count, timing_pos;
 	int64_t rate_t[RATE_SAMPLES], rate_n[RATE_SAMPLES];
@@ -412,6 +413,15 @@ static void do_step(st_thread *t)
 		t->paused = true;
 		t->refresh_now = true;
 	}
+	if (t->export_dir[0]) {
+		/* on this thread, so that no step is missed; the time it takes shows in the
+		 * step time and, if it is too long, as slow motion */
+		scn_error err = {0};
+		if (scn_export_frame(t->world, t->export_dir, (long)sim_world_step_count(t->world), &err) != SCN_OK) {
+			say(t, "mesh export stopped: %.200s", err.message);
+			t->export_dir[0] = '\0';
+		}
+	}
 }
 
 static void do_reset(st_thread *t)
@@ -490,6 +500,10 @@ static void execute(st_thread *t, const st_command *c)
 	}
 	case ST_RELEASE:
 		release_grab(t);
+		break;
+	case ST_EXPORT:
+		snprintf(t->export_dir, sizeof t->export_dir, "%s", c->path);
+		say(t, c->path[0] ? "exporting meshes into %s/ every step" : "mesh export stopped%s", c->path);
 		break;
 	case ST_SET_MATERIAL: {
 		sim_result r = sim_world_set_material(t->world, c->object, &c->material);

@@ -78,6 +78,7 @@ typedef enum st_command_kind {
 	ST_GRAB,      /* attach `vertex` to the pointer */
 	ST_RELEASE,   /* let go */
 	ST_SET_MATERIAL, /* new material for cloth object `object` (sim_world_set_material) */
+	ST_EXPORT,    /* write every step's meshes into folder `path` (which must exist); "" stops */
 } st_command_kind;
 
 typedef struct st_command {
@@ -86,6 +87,7 @@ typedef struct st_command {
 	sim_world_def def;
 	int object;
 	sim_material material;
+	char path[256];
 } st_command;
 
 typedef struct st_thread st_thread;

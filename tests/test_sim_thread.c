@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WAIT_S 30.0 /* for a condition that should hold in well under a second */
 
@@ -755,7 +756,50 @@ static void test_start_stop(void)
 	scn_scene_free(&scene);
 }
 
+/* ST_EXPORT writes every step's meshes, and "" stops it: steps 1 to 3 are on disk, 4 is
+ * not, and each file holds the object's triangles. */
+static void test_export(void)
+{
+	scn_scene *scene = parse(floating_scene);
+	REQUIRE(scene);
+	st_thread *t = start(scene, true, 0.0);
+	REQUIRE(t);
+	char dir[] = "/tmp/tela-export-XXXXXX";
+	REQUIRE(mkdtemp(dir) != NULL);
+	st_command c = {.kind = ST_EXPORT};
+	snprintf(c.path, sizeof c.path, "%s", dir);
+	command(t, &c);
+	for (int k = 0; k < 3; k++)
+		send(t, ST_STEP);
+	c.path[0] = '\0';
+	command(t, &c);
+	send(t, ST_STEP);
+	const st_snapshot *s = settle(t);
+	REQUIRE(s && s->steps == 4);
+	const char *name = st_get_layout(t)->objects[0].name;
+	int triangles = st_get_layout(t)->objects[0].triangle_count;
+	for (int k = 1; k <= 4; k++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/frame%06d_%s.stl", dir, k, name);
+		FILE *f = fopen(path, "r");
+		CHECK_MSG((f != NULL) == (k <= 3), "%s %s", path, f ? "exists" : "is missing");
+		if (!f)
+			continue;
+		int facets = 0;
+		char line[256];
+		while (fgets(line, sizeof line, f))
+			facets += strstr(line, "facet normal") != NULL;
+		fclose(f);
+		CHECK(facets == triangles);
+		remove(path);
+	}
+	rmdir(dir);
+	st_stop(&t);
+	scn_scene_free(&scene);
+}
+
 static const test_case tests[] = {
+	TEST(test_export),
 	TEST(test_determinism),
 	TEST(test_real_time_rate),
 	TEST(test_slow_motion),

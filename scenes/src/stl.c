@@ -917,3 +917,17 @@ int scn_write_stl(const sim_world *w, int object, const char *path)
 	                sim_world_object_triangle_count(w, object)};
 	return write_stl(path, &s, false);
 }
+
+scn_status scn_export_frame(const sim_world *w, const char *dir, long step, scn_error *err)
+{
+	for (int obj = 0; obj < sim_world_object_count(w); obj++) {
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/frame%06ld_%s.stl", dir, step, sim_world_object_name(w, obj)) >=
+		    (int)sizeof path)
+			return scn_fail(err, SCN_ERROR_IO, "%s: path too long", dir);
+		int e = scn_write_stl(w, obj, path);
+		if (e)
+			return scn_fail(err, SCN_ERROR_IO, "%s: %s", path, strerror(e));
+	}
+	return SCN_OK;
+}

@@ -52,4 +52,8 @@ sim_world *scn_create(const char *name);
  * errno of the failed I/O call. */
 int scn_write_stl(const sim_world *world, int object, const char *path);
 
+/* Writes every object of the world as DIR/frameNNNNNN_<object>.stl (`tela run
+ * --export-stl`, the demo's mesh recording). */
+scn_status scn_export_frame(const sim_world *world, const char *dir, long step, scn_error *err);
+
 #endif
