@@ -218,6 +218,54 @@ static void self_pairs_match_brute_force(void)
 		}
 }
 
+/* A tree fitted to given boxes, queried one box at a time (the collision broad phase's
+ * in-place refresh), reports exactly the triangles whose inflated boxes overlap the
+ * query's, before and after a refit to moved boxes. */
+static void hit_counter(void *user, int t)
+{
+	int *seen = user;
+	seen[t]++;
+}
+
+static void box_queries_match_brute_force(void)
+{
+	const float margin = 0.004f;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		soup s = soup_make(400, 1.0f, 0.04f, seed * 104729);
+		REQUIRE(s.tris);
+		sim_box *boxes = malloc(sizeof(sim_box) * (size_t)s.nt);
+		int *seen = calloc((size_t)s.nt, sizeof(int));
+		sim_bvh *b = sim_bvh_create();
+		REQUIRE(boxes && seen && b);
+		for (int pass = 0; pass < 2; pass++) {
+			for (int t = 0; t < s.nt; t++) {
+				tri_box(&s, t, 0.0f, boxes[t].lo, boxes[t].hi);
+				if (pass == 1 && t % 3 == 0) /* moved: a refit, perhaps a rebuild */
+					for (int a = 0; a < 3; a++)
+						boxes[t].lo[a] += 0.2f, boxes[t].hi[a] += 0.2f;
+			}
+			CHECK(sim_bvh_update_boxes(b, boxes, s.nt, margin));
+			int bad = 0;
+			for (int q = 0; q < s.nt; q += 7) {
+				memset(seen, 0, sizeof(int) * (size_t)s.nt);
+				sim_bvh_query(b, &boxes[q], margin, hit_counter, seen);
+				for (int t = 0; t < s.nt; t++) {
+					bool want = true;
+					for (int a = 0; a < 3; a++)
+						want = want && boxes[q].lo[a] - margin <= boxes[t].hi[a] + margin &&
+						       boxes[t].lo[a] - margin <= boxes[q].hi[a] + margin;
+					bad += seen[t] != (want ? 1 : 0);
+				}
+			}
+			CHECK_MSG(bad == 0, "pass %d: %d discrepancies", pass, bad);
+		}
+		sim_bvh_destroy(b);
+		free(boxes);
+		free(seen);
+		soup_free(&s);
+	}
+}
+
 static void identical_triangles(void)
 {
 	/* Every centre coincides: the median split must still divide, and every pair
@@ -658,6 +706,7 @@ static void vertices_inside_obstacles(void)
 
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
+	TEST(box_queries_match_brute_force),
 	TEST(identical_triangles),
 	TEST(touching_boxes_overlap),
 	TEST(tree_pairs_match_brute_force),

@@ -24,7 +24,10 @@
  *
  * Boxes.  Each triangle's box encloses its three vertices at x0 and at x1 (the swept
  * box of linear motion between them, as continuous detection needs) inflated by the
- * margin on every side.  Boxes are closed: touching boxes overlap.
+ * margin on every side, or is given (sim_bvh_update_boxes: the collision pipeline's
+ * union of its vertices' boxes) and inflated by the margin.  Boxes are closed: touching
+ * boxes overlap.  sim_bvh_query reports the triangles whose boxes overlap one given
+ * box, by a depth-first walk (the pipeline's in-place refresh of a few triangles).
  *
  * Rebuild rule.  Refitting keeps the tree correct but not tight: triangles that were
  * close when it was built drift apart and their parents' boxes swell.  The summed
@@ -212,16 +215,44 @@ static inline void set_lane(bvh_leaf *leaf, int k, const bvh_box *box)
 	}
 }
 
-/* Every leaf's lanes and its node's box, at the given positions. */
-static void fit_leaves(sim_bvh *b, const int *tris, const vec4 *x0, const vec4 *x1, float margin)
+/* A given box inflated by margin. */
+static inline void given_box(const sim_box *in, float margin, bvh_box *out)
+{
+	bvh_box box;
+	for (int a = 0; a < 3; a++) {
+		box.lo[a] = in->lo[a] - margin;
+		box.hi[a] = in->hi[a] + margin;
+	}
+	box.lo[3] = 0.0f;
+	box.hi[3] = 0.0f;
+	*out = box;
+}
+
+/* Where the triangles' boxes come from: their vertices at x0 and x1, or given boxes. */
+typedef struct bvh_src {
+	const int *tris;
+	const vec4 *x0, *x1;
+	const sim_box *boxes;
+} bvh_src;
+
+static inline void src_box(const bvh_src *s, int t, float margin, bvh_box *out)
+{
+	if (s->boxes)
+		given_box(&s->boxes[t], margin, out);
+	else
+		triangle_box(s->tris + 3 * (size_t)t, s->x0, s->x1, margin, out);
+}
+
+/* Every leaf's lanes and its node's box. */
+static void fit_leaves(sim_bvh *b, const bvh_src *s, float margin)
 {
 	for (int l = 0; l < b->leaf_count; l++) {
 		bvh_leaf *leaf = &b->leaves[l];
 		bvh_box u, box;
-		triangle_box(tris + 3 * (size_t)leaf->tri[0], x0, x1, margin, &u);
+		src_box(s, leaf->tri[0], margin, &u);
 		set_lane(leaf, 0, &u);
 		for (int k = 1; k < leaf->count; k++) {
-			triangle_box(tris + 3 * (size_t)leaf->tri[k], x0, x1, margin, &box);
+			src_box(s, leaf->tri[k], margin, &box);
 			set_lane(leaf, k, &box);
 			box_union(&u, &box, &u);
 		}
@@ -352,7 +383,7 @@ static int build_node(sim_bvh *b, int first, int count)
 }
 
 /* Builds over tris[0, count); the buffers must hold count triangles.  Cannot fail. */
-static void build(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
+static void build(sim_bvh *b, const bvh_src *s, int count, float margin)
 {
 	b->count = count;
 	b->node_count = 0;
@@ -361,7 +392,7 @@ static void build(sim_bvh *b, const int *tris, int count, const vec4 *x0, const 
 	 * equally, so it is left out. */
 	for (int t = 0; t < count; t++) {
 		bvh_box box;
-		triangle_box(tris + 3 * (size_t)t, x0, x1, 0.0f, &box);
+		src_box(s, t, 0.0f, &box);
 		for (int a = 0; a < 3; a++) {
 			float c = 0.5f * (box.lo[a] + box.hi[a]);
 			/* NaN would break the total order the selection relies on. */
@@ -374,12 +405,12 @@ static void build(sim_bvh *b, const int *tris, int count, const vec4 *x0, const 
 		assert(height <= BVH_MAX_HEIGHT);
 		(void)height;
 	}
-	fit_leaves(b, tris, x0, x1, margin);
+	fit_leaves(b, s, margin);
 	b->build_area = fit_nodes(b);
 	b->builds++;
 }
 
-bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
+static bool update(sim_bvh *b, const bvh_src *s, int count, float margin)
 {
 	if (count < 0)
 		count = 0;
@@ -392,14 +423,26 @@ bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, cons
 			b->leaf_count = 0;
 			return false;
 		}
-		build(b, tris, count, x0, x1, margin);
+		build(b, s, count, margin);
 		return true;
 	}
-	fit_leaves(b, tris, x0, x1, margin);
+	fit_leaves(b, s, margin);
 	double area = fit_nodes(b);
 	if (area > 2.0 * b->build_area)
-		build(b, tris, count, x0, x1, margin);
+		build(b, s, count, margin);
 	return true;
+}
+
+bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
+{
+	bvh_src s = {tris, x0, x1, NULL};
+	return update(b, &s, count, margin);
+}
+
+bool sim_bvh_update_boxes(sim_bvh *b, const sim_box *boxes, int count, float margin)
+{
+	bvh_src s = {NULL, NULL, NULL, boxes};
+	return update(b, &s, count, margin);
 }
 
 /* Closed boxes overlap: all eight lane tests at once, one well-predicted branch for
@@ -560,5 +603,46 @@ void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void 
 	while (s.top > 0) {
 		s.top--;
 		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, user);
+	}
+}
+
+void sim_bvh_query(const sim_bvh *b, const sim_box *query, float margin, sim_bvh_hit_fn fn, void *user)
+{
+	if (b->node_count == 0)
+		return;
+	bvh_box q;
+	given_box(query, margin, &q);
+	/* a depth-first walk keeps at most one pending sibling per level, plus two */
+	int stack[BVH_MAX_HEIGHT + 2], top = 0;
+	if (overlap(&b->node_box[0], &q))
+		stack[top++] = 0;
+	while (top > 0) {
+		int i = stack[--top];
+		bvh_link n = b->link[i];
+		if (n.leaf) {
+			const bvh_leaf *leaf = &b->leaves[n.index];
+			unsigned m = 0;
+			for (int k = 0; k < 4; k++) {
+				int r = 1;
+				for (int c = 0; c < 3; c++)
+					r &= (q.lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q.hi[c]);
+				m |= (unsigned)r << k;
+			}
+			while (m) {
+				int k = __builtin_ctz(m);
+				m &= m - 1;
+				fn(user, leaf->tri[k]);
+			}
+			continue;
+		}
+		/* the left child first: pushed last */
+		if (overlap(&b->node_box[n.index], &q)) {
+			assert(top < BVH_MAX_HEIGHT + 2);
+			stack[top++] = n.index;
+		}
+		if (overlap(&b->node_box[i + 1], &q)) {
+			assert(top < BVH_MAX_HEIGHT + 2);
+			stack[top++] = i + 1;
+		}
 	}
 }

@@ -8,7 +8,8 @@
  *      separation at the start get a repulsion impulse that makes them separate at a
  *      tenth of the overlap per step, and Coulomb friction on the tangential motion;
  *      the impulses of one sweep are averaged per vertex (Jacobi), so the order of the
- *      pairs does not matter;
+ *      pairs does not matter; contacts with a side that cannot move (an obstacle,
+ *      pinned cloth) are applied in a second such sweep, on the result of the first;
  *   2. obstacles with an exact distance (plane, sphere, capsule): every cloth vertex is
  *      kept outside them along its whole path (the distance to a convex set is convex
  *      along a line, so its minimum over the step is found by a few bisections);
@@ -46,22 +47,25 @@
 #define APPROACH_EPS 1e-9
 /* The fail-safe gives up after this many detection rounds (each one grows the zones). */
 #define FAILSAFE_ROUNDS 64
-/* The broad phase's vertex boxes reach a fraction of the pad (the slack) beyond the
- * half pad the contacts need, so that its candidates serve later sweeps and substeps
- * while every vertex stays inside its box (candidates_cover).  A larger slack means
- * more candidates; it pays only while the cloth moves slowly.  The slack adapts: halved
- * (down to the minimum) when a broad phase's candidates served no later substep,
- * doubled (up to the maximum) when they served several. */
-#define BROAD_SLACK_MIN 0.125f
-#define BROAD_SLACK_MAX 1.0f
+/* The broad phase gives every vertex a box around its path, and its candidates hold
+ * every pair that can meet while each vertex stays inside its box.  The box reaches
+ * half the pad (what the contacts need) plus a slack, a fraction of the pad, around the
+ * path extended along the motion by up to BROAD_AHEAD - 1 times its length (at most the
+ * slack), so that a vertex moving steadily keeps its box for a few substeps.  A larger
+ * box means more candidates and fewer refreshes; with the refresh in place, one fixed
+ * slack measured better on the pile than the earlier adaptive one (1/8 to 1). */
+#define BROAD_SLACK 0.375f
+#define BROAD_AHEAD 2.0f
+/* The candidates are refreshed in place while at most this fraction of the triangles
+ * has a vertex with a new box; beyond it the whole broad phase runs again (a refresh
+ * costs about twice as much per triangle). */
+#define BROAD_REFRESH_MAX 0.25f
 
 typedef struct pair {
 	int a, b; /* vertex-face: vertex, triangle; edge-edge: edge, edge */
 } pair;
 
-typedef struct fbox {
-	float lo[3], hi[3];
-} fbox;
+typedef sim_box fbox;
 
 typedef struct darray {
 	void *data;
@@ -81,7 +85,10 @@ struct sim_collide {
 	vec3 *box_lo, *box_hi; /* each vertex's swept box, for culling primitive pairs */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
+	unsigned char *solid; /* per zone root: the zone moves as one rigid body (rigidify) */
 	int *vstamp;     /* value of clock when this vertex's vbar last took a collision impulse */
+	int *vert_tri;   /* the triangle that owns this vertex (-1: none) */
+	unsigned char *escaped; /* this vertex has left its broad-phase box (refresh_candidates) */
 	int clock;       /* collision impulses applied this substep */
 
 	/* triangles and edges, in collision-vertex indices, and the object each belongs to */
@@ -96,6 +103,9 @@ struct sim_collide {
 	 * exactly one triangle pair and needs no de-duplication. */
 	darray own_vert_start, own_vert; /* CSR: triangle -> the vertices it owns */
 	darray own_edge_start, own_edge; /* CSR: triangle -> the edges it owns */
+	darray edge_tri;  /* int: the triangle that owns each edge */
+	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
+	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
 	int *owner_first_tri, *owner_tri_count;
 	bool *owner_rigid;
@@ -106,8 +116,6 @@ struct sim_collide {
 	darray vf, ee;    /* candidate pairs */
 	bool have_candidates; /* vf and ee came from a broad phase over the current topology */
 	bool candidates_self; /* ... with self collisions on */
-	float slack;          /* the broad phase's slack, a fraction of the pad; 0 before the first */
-	int served;           /* later substeps the current candidates served */
 	/* per candidate: the clock when it was last tested and found clear, or -1 when it
 	 * must be tested (never tested since the broad phase, or a hit last time) */
 	darray vf_state, ee_state;
@@ -117,6 +125,9 @@ struct sim_collide {
 	 * by more than 2 CCD_GAP cannot come within CCD_GAP */
 	darray vf_lb, ee_lb;
 	double *disp;
+	/* contacts against a side that cannot move (an obstacle, pinned cloth), applied after
+	 * the others (see proximity) */
+	darray rigid_contacts;
 	/* the previous broad phase's candidates and bounds, while a new one looks up what
 	 * it can carry over (carry_bounds), and the lookup's index */
 	darray old_vf, old_ee, old_vf_lb, old_ee_lb, key_start, key_items;
@@ -145,14 +156,6 @@ static bool reserve(darray *a, size_t elem, int needed)
 	return true;
 }
 
-static bool push_pair(darray *a, int x, int y)
-{
-	if (!reserve(a, sizeof(pair), a->count + 1))
-		return false;
-	((pair *)a->data)[a->count++] = (pair){x, y};
-	return true;
-}
-
 sim_collide *sim_collide_create(void) { return calloc(1, sizeof(sim_collide)); }
 
 void sim_collide_destroy(sim_collide *c)
@@ -165,7 +168,8 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
-	                  c->key_start.data, c->key_items.data};
+	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
+	                  c->edge_tri.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -218,7 +222,12 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->move);
 	GROW(c->zone);
 	GROW(c->vstamp);
+	GROW(c->vert_tri);
+	GROW(c->escaped);
+	GROW(c->solid);
 #undef GROW
+	/* the contact sweeps keep acc at zero between uses (apply_accumulated) */
+	memset(c->acc, 0, sizeof *c->acc * (size_t)cap);
 	c->nv_capacity = cap;
 	return true;
 }
@@ -283,6 +292,22 @@ static bool assign_owners(sim_collide *c, int nv, int nt, int ne)
 	memset(taken, 0, sizeof(int) * most);
 	give_to_first(c->tri_edges.data, nt, taken, c->own_edge_start.data, c->own_edge.data);
 	free(taken);
+	if (!reserve(&c->edge_tri, sizeof(int), ne) || !reserve(&c->tri_dirty, 1, nt) ||
+	    !reserve(&c->dirty_list, sizeof(int), nt))
+		return false;
+	const int *vs = c->own_vert_start.data, *vl = c->own_vert.data;
+	const int *es = c->own_edge_start.data, *el = c->own_edge.data;
+	int *et = c->edge_tri.data;
+	for (int i = 0; i < nv; i++)
+		c->vert_tri[i] = -1;
+	for (int t = 0; t < nt; t++) {
+		for (int k = vs[t]; k < vs[t + 1]; k++)
+			c->vert_tri[vl[k]] = t;
+		for (int k = es[t]; k < es[t + 1]; k++)
+			et[el[k]] = t;
+	}
+	if (nt > 0)
+		memset(c->tri_dirty.data, 0, (size_t)nt);
 	return true;
 }
 
@@ -454,59 +479,53 @@ static double displacement(const sim_collide *c, int i, float h)
 
 /* ---- broad phase ---------------------------------------------------------------------------- */
 
-/* Each collision vertex's box over the substep (start and current end position),
- * inflated by `pad`; primitives are tested only when their boxes overlap. */
-static void vertex_boxes(sim_collide *c, float h, float pad)
+/* Vertex i's box over the substep (start and current end position), inflated by
+ * `reach`; primitives are tested only when their boxes overlap. */
+static void vertex_box(sim_collide *c, int i, float h, float reach, float ahead_cap)
 {
-	for (int i = 0; i < c->nv; i++) {
-		for (int k = 0; k < 3; k++) {
-			float a = c->x0[i][k], b = c->x0[i][k] + h * c->vbar[i][k];
-			c->box_lo[i][k] = (a < b ? a : b) - pad;
-			c->box_hi[i][k] = (a < b ? b : a) + pad;
-		}
+	for (int k = 0; k < 3; k++) {
+		float a = c->x0[i][k], d = h * c->vbar[i][k];
+		float more = (BROAD_AHEAD - 1.0f) * d;
+		more = more > ahead_cap ? ahead_cap : (more < -ahead_cap ? -ahead_cap : more);
+		float b = (a + d) + more; /* beyond the end, on the same side: the path stays inside */
+		c->box_lo[i][k] = (a < b ? a : b) - reach;
+		c->box_hi[i][k] = (a < b ? b : a) + reach;
 	}
 }
 
-/* Whether every vertex's current path, inflated by a few CCD gaps, still lies in the
- * box the last broad phase gave it.  Then every pair that can come within CCD_GAP has
- * overlapping boxes in that broad phase, so its candidate list still holds every pair
- * the detection could find, and it need not run again. */
-static bool paths_in_boxes(const sim_collide *c, float h)
+/* Marks the vertices that have left the box the broad phase gave them, and returns how
+ * many did.  A vertex stays covered while its current path, inflated by a few CCD gaps,
+ * lies in its box (then every pair that can come within CCD_GAP has overlapping boxes,
+ * so the candidates hold every pair the detection could find) and, with start_margin
+ * >= 0, its start position with that margin around it (the contacts: a pair closer than
+ * its separation, at most the pad, at the start has overlapping boxes when each box
+ * holds its start with half the pad around it).  x0 changes every substep; slack in the
+ * boxes lets the candidates serve several. */
+static int mark_escaped(sim_collide *c, float h, float start_margin, float extra)
 {
-	const float margin = 4.0f * (float)CCD_GAP;
+	const float margin = 4.0f * (float)CCD_GAP + extra;
+	start_margin += extra;
+	int escaped = 0;
 	for (int i = 0; i < c->nv; i++) {
+		const float *lo = c->box_lo[i], *hi = c->box_hi[i];
+		bool in = true;
 		for (int k = 0; k < 3; k++) {
-			float e = c->x0[i][k] + h * c->vbar[i][k];
-			if (!(e - margin >= c->box_lo[i][k] && e + margin <= c->box_hi[i][k]))
-				return false;
+			float a = c->x0[i][k], e = a + h * c->vbar[i][k];
+			in &= e - margin >= lo[k] && e + margin <= hi[k];
+			if (start_margin >= 0.0f)
+				in &= a - start_margin >= lo[k] && a + start_margin <= hi[k];
 		}
+		c->escaped[i] = !in;
+		escaped += !in;
 	}
-	return true;
-}
-
-/* Whether the last broad phase's candidates still hold every pair this substep needs:
- * each vertex's start position with half the pad around it (the contacts: a pair closer
- * than its separation, at most the pad, at the start has overlapping boxes then) and
- * its path (paths_in_boxes) inside the box that broad phase gave it.  x0 changes every
- * substep; a broad phase with slack lets its candidates serve several. */
-static bool candidates_cover(const sim_collide *c, const sim_world *w, float h, float pad)
-{
-	if (!c->have_candidates || c->candidates_self != w->def.self_collisions)
-		return false;
-	const float margin = 0.5f * pad + 4.0f * (float)CCD_GAP;
-	for (int i = 0; i < c->nv; i++) {
-		for (int k = 0; k < 3; k++) {
-			float a = c->x0[i][k];
-			if (!(a - margin >= c->box_lo[i][k] && a + margin <= c->box_hi[i][k]))
-				return false;
-		}
-	}
-	return paths_in_boxes(c, h);
+	return escaped;
 }
 
 typedef struct broad_ctx {
 	sim_collide *c;
-	int owner_a, owner_b; /* owners of the trees being traversed */
+	int first_a, first_b; /* first triangle of the trees being traversed */
+	int tri;              /* a query: the triangle asking, and its owner */
+	int owner;
 	bool failed;
 } broad_ctx;
 
@@ -514,92 +533,93 @@ static bool shares_vertex(const int *t, int v) { return t[0] == v || t[1] == v |
 
 static inline bool fbox_overlap(const fbox *a, const fbox *b)
 {
-	return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] && b->lo[1] <= a->hi[1] &&
-	       a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
+	return (a->lo[0] <= b->hi[0]) & (b->lo[0] <= a->hi[0]) & (a->lo[1] <= b->hi[1]) & (b->lo[1] <= a->hi[1]) &
+	       (a->lo[2] <= b->hi[2]) & (b->lo[2] <= a->hi[2]);
 }
 
 static inline bool vertex_in_box(const sim_collide *c, int v, const fbox *b)
 {
 	const float *lo = c->box_lo[v], *hi = c->box_hi[v];
-	return lo[0] <= b->hi[0] && b->lo[0] <= hi[0] && lo[1] <= b->hi[1] && b->lo[1] <= hi[1] && lo[2] <= b->hi[2] &&
-	       b->lo[2] <= hi[2];
+	return (lo[0] <= b->hi[0]) & (b->lo[0] <= hi[0]) & (lo[1] <= b->hi[1]) & (b->lo[1] <= hi[1]) &
+	       (lo[2] <= b->hi[2]) & (b->lo[2] <= hi[2]);
 }
 
-/* A pair of overlapping triangles yields the vertex-face pairs of the vertices each
- * owns against the other triangle, and the edge-edge pairs of the edges each owns,
- * minus those whose primitives share a vertex or whose own boxes are apart
- * (a vertex's box against the triangle's, an edge's against the edge's). */
-static void on_triangle_pair(void *user, int ta, int tb)
+/* A pair of overlapping triangles (collision indices) yields the vertex-face pairs of
+ * the vertices each owns against the other triangle, and the edge-edge pairs of the
+ * edges each owns, minus those whose primitives share a vertex or whose own boxes are
+ * apart (a vertex's box against the triangle's, an edge's against the edge's).  The
+ * lists have room for the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge):
+ * every candidate is written and kept or not by the count alone. */
+static bool triangle_pair(sim_collide *c, int ta, int tb)
 {
-	broad_ctx *ctx = user;
-	sim_collide *c = ctx->c;
-	ta += c->owner_first_tri[ctx->owner_a];
-	tb += c->owner_first_tri[ctx->owner_b];
+	if (!reserve(&c->vf, sizeof(pair), c->vf.count + 6) || !reserve(&c->ee, sizeof(pair), c->ee.count + 9))
+		return false;
 	const int *vs = c->own_vert_start.data, *es = c->own_edge_start.data;
-	int va0 = vs[ta], va1 = vs[ta + 1], vb0 = vs[tb], vb1 = vs[tb + 1];
-	int ea0 = es[ta], ea1 = es[ta + 1], eb0 = es[tb], eb1 = es[tb + 1];
-	bool ee_any = ea0 < ea1 && eb0 < eb1;
-	if (va0 == va1 && vb0 == vb1 && !ee_any)
-		return; /* neither owns anything the other can meet */
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
 	const int *vl = c->own_vert.data, *el = c->own_edge.data;
 	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
 	const int *A = &tri[3 * ta], *B = &tri[3 * tb];
-	bool ok = true;
-	for (int k = va0; k < va1; k++)
-		if (!shares_vertex(B, vl[k]) && vertex_in_box(c, vl[k], &tbox[tb]))
-			ok = ok && push_pair(&c->vf, vl[k], tb);
-	for (int k = vb0; k < vb1; k++)
-		if (!shares_vertex(A, vl[k]) && vertex_in_box(c, vl[k], &tbox[ta]))
-			ok = ok && push_pair(&c->vf, vl[k], ta);
-	if (ee_any) {
-		for (int i = ea0; i < ea1; i++) {
-			const int *p = edges[el[i]];
-			const fbox *bp = &ebox[el[i]];
-			for (int j = eb0; j < eb1; j++) {
-				const int *q = edges[el[j]];
-				if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1] || !fbox_overlap(bp, &ebox[el[j]]))
-					continue;
-				ok = ok && push_pair(&c->ee, el[i], el[j]);
-			}
+	pair *vf = c->vf.data, *ee = c->ee.data;
+	int nvf = c->vf.count, nee = c->ee.count;
+	for (int k = vs[ta]; k < vs[ta + 1]; k++) {
+		vf[nvf] = (pair){vl[k], tb};
+		nvf += !shares_vertex(B, vl[k]) & vertex_in_box(c, vl[k], &tbox[tb]);
+	}
+	for (int k = vs[tb]; k < vs[tb + 1]; k++) {
+		vf[nvf] = (pair){vl[k], ta};
+		nvf += !shares_vertex(A, vl[k]) & vertex_in_box(c, vl[k], &tbox[ta]);
+	}
+	int ea1 = es[ta + 1], eb0 = es[tb], eb1 = es[tb + 1];
+	for (int i = es[ta]; i < ea1; i++) {
+		const int *p = edges[el[i]];
+		const fbox *bp = &ebox[el[i]];
+		for (int j = eb0; j < eb1; j++) {
+			const int *q = edges[el[j]];
+			ee[nee] = (pair){el[i], el[j]};
+			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[el[j]]);
 		}
 	}
-	if (!ok)
+	c->vf.count = nvf;
+	c->ee.count = nee;
+	return true;
+}
+
+/* The traversal's report of two overlapping triangles, in tree-local indices. */
+static void on_triangle_pair(void *user, int ta, int tb)
+{
+	broad_ctx *ctx = user;
+	if (!triangle_pair(ctx->c, ta + ctx->first_a, tb + ctx->first_b))
 		ctx->failed = true;
 }
 
-/* The boxes of every triangle and edge: the union of their vertices' boxes. */
-static bool primitive_boxes(sim_collide *c)
+/* The box of triangle t and of edge e: the union of their vertices' boxes. */
+static void triangle_box(sim_collide *c, int t)
 {
-	int nt = c->tris.count, ne = c->edges.count;
-	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne))
-		return false;
-	const int *tri = c->tris.data;
-	const int(*edges)[2] = c->edges.data;
-	fbox *tb = c->tri_box.data, *eb = c->edge_box.data;
-	for (int t = 0; t < nt; t++) {
-		const int *v = &tri[3 * t];
-		for (int k = 0; k < 3; k++) {
-			float lo = c->box_lo[v[0]][k], hi = c->box_hi[v[0]][k];
-			for (int j = 1; j < 3; j++) {
-				float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
-				lo = l < lo ? l : lo;
-				hi = u > hi ? u : hi;
-			}
-			tb[t].lo[k] = lo;
-			tb[t].hi[k] = hi;
+	const int *v = &((const int *)c->tris.data)[3 * t];
+	fbox *b = &((fbox *)c->tri_box.data)[t];
+	for (int k = 0; k < 3; k++) {
+		float lo = c->box_lo[v[0]][k], hi = c->box_hi[v[0]][k];
+		for (int j = 1; j < 3; j++) {
+			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
+			lo = l < lo ? l : lo;
+			hi = u > hi ? u : hi;
 		}
+		b->lo[k] = lo;
+		b->hi[k] = hi;
 	}
-	for (int e = 0; e < ne; e++) {
-		int a = edges[e][0], b = edges[e][1];
-		for (int k = 0; k < 3; k++) {
-			float la = c->box_lo[a][k], lb = c->box_lo[b][k], ua = c->box_hi[a][k], ub = c->box_hi[b][k];
-			eb[e].lo[k] = lb < la ? lb : la;
-			eb[e].hi[k] = ub > ua ? ub : ua;
-		}
+}
+
+static void edge_box(sim_collide *c, int e)
+{
+	const int *v = ((const int(*)[2])c->edges.data)[e];
+	fbox *b = &((fbox *)c->edge_box.data)[e];
+	int a = v[0], d = v[1];
+	for (int k = 0; k < 3; k++) {
+		float la = c->box_lo[a][k], lb = c->box_lo[d][k], ua = c->box_hi[a][k], ub = c->box_hi[d][k];
+		b->lo[k] = lb < la ? lb : la;
+		b->hi[k] = ub > ua ? ub : ua;
 	}
-	return true;
 }
 
 /* Every candidate is to be tested in the next sweep, and its start distance is unknown:
@@ -653,41 +673,58 @@ static bool carry_bounds(sim_collide *c, const darray *old, const double *old_lb
 	return true;
 }
 
-/* Candidate pairs for the motion from x0 at the current vbar: the hierarchies are
- * refitted to the swept triangles inflated by reach = (1/2 + slack) pad (rebuilt
- * when they have degraded), traversed in a fixed order, and the primitive pairs culled
- * by their own boxes (the union of their vertices' boxes).  Run again only when a
- * vertex's start or path has left its box (candidates_cover, paths_in_boxes). */
+/* Whether the broad phase pairs the triangles of owners a and b (a < b; a == b: a tree
+ * with itself): cloth with itself and other cloth only with self collisions on, cloth
+ * with obstacles always, obstacles with obstacles never. */
+static bool owners_meet(const sim_collide *c, const sim_world *w, int a, int b)
+{
+	if (c->owner_rigid[a])
+		return false;
+	if (a == b)
+		return w->def.self_collisions;
+	return c->owner_rigid[b] || w->def.self_collisions;
+}
+
+/* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
+ * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
+ * rounding between the two tests. */
+static bool fit_trees(sim_collide *c)
+{
+	const fbox *tb = c->tri_box.data;
+	for (int o = 0; o < c->owner_count; o++) {
+		if (!sim_bvh_update_boxes(c->trees[o], tb + c->owner_first_tri[o], c->owner_tri_count[o], (float)CCD_GAP))
+			return false;
+	}
+	return true;
+}
+
+/* Candidate pairs for the motion from x0 at the current vbar: every vertex gets its box
+ * (its path inflated by reach = (1/2 + slack) pad), the hierarchies are refitted to the
+ * triangles' boxes (rebuilt when they have degraded), traversed in a fixed order, and the
+ * primitive pairs culled by their own boxes.  Run when the candidates cannot be
+ * refreshed in place (refresh_candidates). */
 static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
 {
 	int64_t t0 = sim_now_ns();
-	float reach = (0.5f + c->slack) * pad;
-	vertex_boxes(c, h, reach);
-	if (!primitive_boxes(c))
+	float reach = (0.5f + BROAD_SLACK) * pad;
+	int nt = c->tris.count, ne = c->edges.count;
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne))
 		return false;
 	for (int i = 0; i < c->nv; i++) {
-		for (int k = 0; k < 3; k++)
-			c->acc[i][k] = c->x0[i][k] + h * c->vbar[i][k]; /* end positions; acc is free here */
-		c->acc[i][3] = 0.0f;
+		vertex_box(c, i, h, reach, BROAD_SLACK * pad);
+		c->escaped[i] = 0;
 	}
-	/* The triangle boxes need only enclose their vertices' boxes (reach each side): a
-	 * primitive pair is kept only when those overlap.  A gap more absorbs any rounding
-	 * between the two computations. */
-	const int *tri = c->tris.data;
-	float margin = reach + (float)CCD_GAP;
-	for (int o = 0; o < c->owner_count; o++) {
-		if (!sim_bvh_update(c->trees[o], tri + 3 * c->owner_first_tri[o], c->owner_tri_count[o], c->x0, c->acc, margin))
-			return false;
-	}
-	for (int i = 0; i < c->nv; i++)
-		glm_vec4_zero(c->acc[i]);
+	for (int t = 0; t < nt; t++)
+		triangle_box(c, t);
+	for (int e = 0; e < ne; e++)
+		edge_box(c, e);
+	if (!fit_trees(c))
+		return false;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	/* The old candidates and their bounds go aside (the buffers swap), so that pairs
-	 * found again keep their bounds; they are valid only over the same topology.  At
-	 * the least slack the cloth moves fast, bounds rarely survive the moves, and the
-	 * lookup is not worth its cost. */
-	bool carry = c->lb_carry && c->have_candidates && c->slack > BROAD_SLACK_MIN;
+	 * found again keep their bounds; they are valid only over the same topology. */
+	bool carry = c->lb_carry && c->have_candidates;
 	darray tmp;
 	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
 	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
@@ -696,20 +733,17 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	c->lb_carry = false;
 	c->vf.count = c->ee.count = 0;
 	c->have_candidates = false;
-	broad_ctx ctx = {c, 0, 0, false};
+	broad_ctx ctx = {c, 0, 0, -1, -1, false};
 	for (int a = 0; a < c->owner_count; a++) {
-		if (c->owner_rigid[a])
-			continue;
-		if (w->def.self_collisions) {
-			ctx.owner_a = ctx.owner_b = a;
-			sim_bvh_self_pairs(c->trees[a], on_triangle_pair, &ctx);
-		}
-		for (int b = a + 1; b < c->owner_count; b++) {
-			if (!c->owner_rigid[b] && !w->def.self_collisions)
+		for (int b = a; b < c->owner_count; b++) {
+			if (!owners_meet(c, w, a, b))
 				continue;
-			ctx.owner_a = a;
-			ctx.owner_b = b;
-			sim_bvh_pairs(c->trees[a], c->trees[b], on_triangle_pair, &ctx);
+			ctx.first_a = c->owner_first_tri[a];
+			ctx.first_b = c->owner_first_tri[b];
+			if (a == b)
+				sim_bvh_self_pairs(c->trees[a], on_triangle_pair, &ctx);
+			else
+				sim_bvh_pairs(c->trees[a], c->trees[b], on_triangle_pair, &ctx);
 		}
 	}
 	if (ctx.failed)
@@ -728,6 +762,146 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 		}
 		c->lb_carry = true;
 	}
+	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
+	return true;
+}
+
+/* A query's report: triangle t of tree `ctx->owner`, overlapping the dirty triangle
+ * ctx->tri.  A pair of two dirty triangles is reported from both, and kept once: from
+ * the lower owner, or within one tree from the lower index. */
+static void on_query_hit(void *user, int t)
+{
+	broad_ctx *ctx = user;
+	sim_collide *c = ctx->c;
+	int me = ctx->tri, other = t + c->owner_first_tri[ctx->owner];
+	int mine = ((const int *)c->tri_owner.data)[me];
+	bool other_dirty = ((const unsigned char *)c->tri_dirty.data)[other];
+	bool ok = true;
+	if (mine == ctx->owner) {
+		if (other != me && (!other_dirty || me < other))
+			ok = triangle_pair(c, me < other ? me : other, me < other ? other : me);
+	} else if (mine < ctx->owner) {
+		ok = triangle_pair(c, me, other);
+	} else if (!other_dirty) {
+		ok = triangle_pair(c, other, me);
+	}
+	if (!ok)
+		ctx->failed = true;
+}
+
+/* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
+ * changed, so neither has what they yield), in order, with their states and bounds. */
+static void drop_dirty(sim_collide *c)
+{
+	const unsigned char *dirty = c->tri_dirty.data;
+	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	pair *vf = c->vf.data, *ee = c->ee.data;
+	int *vs = c->vf_state.data, *es = c->ee_state.data;
+	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
+	/* Few go: the branches are predictable, and nothing moves before the first. */
+	int n = 0;
+	for (int q = 0; q < c->vf.count; q++) {
+		if (dirty[vt[vf[q].a]] | dirty[vf[q].b])
+			continue;
+		if (n != q)
+			vf[n] = vf[q], vs[n] = vs[q], vl[n] = vl[q];
+		n++;
+	}
+	c->vf.count = n;
+	n = 0;
+	for (int q = 0; q < c->ee.count; q++) {
+		if (dirty[et[ee[q].a]] | dirty[et[ee[q].b]])
+			continue;
+		if (n != q)
+			ee[n] = ee[q], es[n] = es[q], el[n] = el[q];
+		n++;
+	}
+	c->ee.count = n;
+}
+
+/* Brings the candidates up to date with the current paths.  Vertices still inside their
+ * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
+ * with a triangle of theirs are looked at again: their old candidates are dropped and
+ * each such triangle is queried against the trees it meets.  The result is the set a
+ * full traversal over the same boxes would give (in another order).  When many
+ * triangles change, or there are no candidates yet, the full broad phase runs instead.
+ * start_margin: as for mark_escaped. */
+static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, float pad, float start_margin,
+                               sim_stats *st)
+{
+	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
+	if (valid && mark_escaped(c, h, start_margin, 0.0f) == 0)
+		return true;
+	if (!valid)
+		return broad_phase(c, w, h, pad, st);
+	/* Every vertex that has used up half its slack gets a new box too: a moving vertex
+	 * would leave its box soon anyway, and one refresh for many is cheaper than many;
+	 * vertices at rest keep theirs. */
+	if (start_margin >= 0.0f) /* at the start of a substep; during the sweeps only those out */
+		mark_escaped(c, h, start_margin, 0.5f * BROAD_SLACK * pad);
+	int64_t t0 = sim_now_ns();
+	int nt = c->tris.count, ne = c->edges.count;
+	const int *tri = c->tris.data;
+	unsigned char *dirty = c->tri_dirty.data;
+	int *list = c->dirty_list.data, nd = 0;
+	for (int t = 0; t < nt; t++) {
+		const int *v = &tri[3 * t];
+		dirty[t] = c->escaped[v[0]] | c->escaped[v[1]] | c->escaped[v[2]];
+		list[nd] = t;
+		nd += dirty[t];
+	}
+	if ((float)nd > BROAD_REFRESH_MAX * (float)nt) {
+		if (nt > 0)
+			memset(dirty, 0, (size_t)nt);
+		return broad_phase(c, w, h, pad, st);
+	}
+	float reach = (0.5f + BROAD_SLACK) * pad;
+	for (int i = 0; i < c->nv; i++) {
+		if (c->escaped[i]) {
+			vertex_box(c, i, h, reach, BROAD_SLACK * pad);
+			c->escaped[i] = 0;
+		}
+	}
+	for (int k = 0; k < nd; k++)
+		triangle_box(c, list[k]);
+	const int *et = c->edge_tri.data;
+	for (int e = 0; e < ne; e++)
+		if (dirty[et[e]]) /* an edge's owner holds both its vertices */
+			edge_box(c, e);
+	if (!fit_trees(c))
+		return false;
+	int64_t t1 = sim_now_ns();
+	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	int old_vf = 0, old_ee = 0;
+	drop_dirty(c);
+	old_vf = c->vf.count;
+	old_ee = c->ee.count;
+	const int *towner = c->tri_owner.data;
+	const fbox *tb = c->tri_box.data;
+	broad_ctx ctx = {c, 0, 0, -1, -1, false};
+	for (int k = 0; k < nd; k++) {
+		int t = list[k], o = towner[t];
+		ctx.tri = t;
+		for (int b = 0; b < c->owner_count; b++) {
+			if (!owners_meet(c, w, o < b ? o : b, o < b ? b : o))
+				continue;
+			ctx.owner = b;
+			sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &ctx);
+		}
+	}
+	if (nt > 0)
+		memset(dirty, 0, (size_t)nt);
+	if (ctx.failed)
+		return false;
+	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
+	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
+		return false;
+	int *vs = c->vf_state.data, *es = c->ee_state.data;
+	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
+	for (int q = old_vf; q < c->vf.count; q++)
+		vs[q] = -1, vl[q] = 0.0;
+	for (int q = old_ee; q < c->ee.count; q++)
+		es[q] = -1, el[q] = 0.0;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -817,6 +991,21 @@ static void accumulate(sim_collide *c, const stencil *s, const double dv[3], dou
 static bool cloth_only(const sim_collide *c, const stencil *s)
 {
 	return s->idx[0] < c->n_cloth && s->idx[1] < c->n_cloth && s->idx[2] < c->n_cloth && s->idx[3] < c->n_cloth;
+}
+
+typedef struct rigid_contact {
+	stencil s;
+	double n[3], d, sep;
+} rigid_contact;
+
+/* Whether one side of the pair cannot move (every vertex of it has inverse mass 0):
+ * vertex-face, the vertex or the whole triangle; edge-edge, either edge. */
+static bool rigid_side(const sim_collide *c, const stencil *s, bool vertex_face)
+{
+	const vec4 *x = c->x0;
+	if (vertex_face)
+		return x[s->idx[0]][3] == 0.0f || (x[s->idx[1]][3] == 0.0f && x[s->idx[2]][3] == 0.0f && x[s->idx[3]][3] == 0.0f);
+	return (x[s->idx[0]][3] == 0.0f && x[s->idx[1]][3] == 0.0f) || (x[s->idx[2]][3] == 0.0f && x[s->idx[3]][3] == 0.0f);
 }
 
 static bool contact_impulse(sim_collide *c, const stencil *s, const double n[3], double d, double sep, float h)
@@ -923,9 +1112,27 @@ static bool start_apart(const double p0[3], const double p1[3], const double q0[
 	return false;
 }
 
+/* A contact between two moving sides goes into this sweep's Jacobi average; one
+ * against a side that cannot move waits for the second pass (rigid_contacts). */
+static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face, const double n[3], double d,
+                             double sep, float h)
+{
+	if (!rigid_side(c, s, vertex_face))
+		return contact_impulse(c, s, n, d, sep, h);
+	if (!reserve(&c->rigid_contacts, sizeof(rigid_contact), c->rigid_contacts.count + 1))
+		return contact_impulse(c, s, n, d, sep, h); /* no room: in the first pass, still sound */
+	rigid_contact *r = &((rigid_contact *)c->rigid_contacts.data)[c->rigid_contacts.count++];
+	r->s = *s;
+	memcpy(r->n, n, sizeof r->n);
+	r->d = d;
+	r->sep = sep;
+	return false;
+}
+
 static int proximity(sim_collide *c, float h)
 {
 	int contacts = 0;
+	c->rigid_contacts.count = 0;
 	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	bool carry = c->lb_carry;
 	const double *mv = c->move;
@@ -971,7 +1178,7 @@ static int proximity(sim_collide *c, float h)
 		if (!unit_or(diff, fn, n))
 			continue;
 		vf_stencil(c, &vf[q], wts, &s);
-		contacts += contact_impulse(c, &s, n, d, sep, h);
+		contacts += contact_or_defer(c, &s, true, n, d, sep, h);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
@@ -1004,8 +1211,16 @@ static int proximity(sim_collide *c, float h)
 		if (!unit_or(diff, cr, n))
 			continue;
 		ee_stencil(c, &ee[q], u, v, &s);
-		contacts += contact_impulse(c, &s, n, d, sep, h);
+		contacts += contact_or_defer(c, &s, false, n, d, sep, h);
 	}
+	apply_accumulated(c);
+	/* Contacts with a side that cannot move (the floor under a pile) act on the result
+	 * of the others, so that the cloth resting on them is not averaged away by its many
+	 * contacts with the layers above: otherwise the bottom layer sinks onto the obstacle
+	 * until continuous detection has to stop it at the gap, every step. */
+	const rigid_contact *rc = c->rigid_contacts.data;
+	for (int k = 0; k < c->rigid_contacts.count; k++)
+		contacts += contact_impulse(c, &rc[k].s, rc[k].n, rc[k].d, rc[k].sep, h);
 	apply_accumulated(c);
 	memcpy(c->x0_prev, c->x0, sizeof(vec4) * (size_t)c->nv);
 	c->lb_carry = true;
@@ -1304,11 +1519,22 @@ static void zone_union(int *parent, int a, int b)
 		parent[a > b ? a : b] = a < b ? a : b;
 }
 
+/* A hit merges its vertices' zones, and counts (user: an int), unless all four already
+ * move as one rigid body: the linear path of a rigid motion (rotation below 90 degrees)
+ * is an invertible affine map, so such a zone cannot pass through itself, and rounding
+ * in the rotation can leave a pair it holds within the gap and approaching for ever. */
 static void merge_hit(sim_collide *c, const stencil *s, void *user)
 {
-	(void)user;
+	int root = zone_find(c->zone, s->idx[0]);
+	bool inside = c->solid[root];
+	for (int k = 1; k < 4; k++)
+		inside = inside && zone_find(c->zone, s->idx[k]) == root;
+	if (inside)
+		return;
 	for (int k = 1; k < 4; k++)
 		zone_union(c->zone, s->idx[0], s->idx[k]);
+	c->solid[zone_find(c->zone, s->idx[0])] = 0;
+	(*(int *)user)++;
 }
 
 /* Makes every zone of two or more vertices move rigidly: with an infinite-mass member
@@ -1348,6 +1574,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 				vc[k] += m * c->vbar[i][k];
 			}
 		}
+		c->solid[root] = 0;
 		if (fixed) {
 			for (int i = root; i < nv; i++)
 				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f)
@@ -1406,6 +1633,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 			for (int k = 0; k < 3; k++)
 				axis[k] = omega[k] * h / angle;
 		double cs = cos(angle), sn = sin(angle);
+		c->solid[root] = angle < 1.5; /* below 90 degrees */
 		for (int i = root; i < nv; i++) {
 			if (zone_find(c->zone, i) != root)
 				continue;
@@ -1559,29 +1787,19 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	 * the collision sweeps, of this substep and of later ones, as long as every vertex
 	 * stays inside the box it gave it. */
 	float pad = 2.0f * max_sep > 4.0f * (float)CCD_GAP ? 2.0f * max_sep : 4.0f * (float)CCD_GAP;
-	if (candidates_cover(c, w, h, pad)) {
-		forget_results(c, true);
-		c->served += c->served < 1000; /* only small counts matter; no overflow */
-	} else {
-		if (c->slack == 0.0f)
-			c->slack = 0.5f * BROAD_SLACK_MAX;
-		else if (c->served == 0)
-			c->slack = 0.5f * c->slack > BROAD_SLACK_MIN ? 0.5f * c->slack : BROAD_SLACK_MIN;
-		else if (c->served >= 3)
-			c->slack = 2.0f * c->slack < BROAD_SLACK_MAX ? 2.0f * c->slack : BROAD_SLACK_MAX;
-		c->served = 0;
-		if (!broad_phase(c, w, h, pad, st))
-			return SIM_ERROR_OUT_OF_MEMORY;
-	}
+	const float start_margin = 0.5f * pad + 4.0f * (float)CCD_GAP;
+	if (!refresh_candidates(c, w, h, pad, start_margin, st))
+		return SIM_ERROR_OUT_OF_MEMORY;
+	forget_results(c, true);
 	int64_t t0 = sim_now_ns();
 	st->contacts += proximity(c, h);
 	int pushed = obstacle_pass(c, w, h);
 	st->contacts += pushed;
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
 
-	/* Later sweeps reuse the candidates while every path stays inside the box the broad
-	 * phase gave it (see paths_in_boxes), and test again only the candidates whose
-	 * vertices took an impulse since they were found clear. */
+	/* Later sweeps reuse the candidates, refreshed for the vertices whose paths the
+	 * impulses took out of their boxes (refresh_candidates), and test again only the
+	 * candidates whose vertices took an impulse since they were found clear. */
 	int hits = 0;
 	for (int i = 0; i < nv; i++) {
 		c->vstamp[i] = 0;
@@ -1589,7 +1807,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	}
 	c->clock = 0;
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
-		if (!paths_in_boxes(c, h) && !broad_phase(c, w, h, pad, st))
+		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 			return SIM_ERROR_OUT_OF_MEMORY;
 		int64_t t1 = sim_now_ns();
 		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
@@ -1604,15 +1822,18 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	/* fail-safe: rigid impact zones, grown until nothing collides */
 	if (hits) {
 		int64_t t2 = sim_now_ns();
-		for (int i = 0; i < nv; i++)
+		for (int i = 0; i < nv; i++) {
 			c->zone[i] = i;
+			c->solid[i] = 0;
+		}
 		int zones = 0;
 		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
-			hits = sweep(c, h, false, false, merge_hit, NULL);
+			hits = 0;
+			sweep(c, h, false, false, merge_hit, &hits);
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);
-			if (!broad_phase(c, w, h, pad, st))
+			if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 				return SIM_ERROR_OUT_OF_MEMORY;
 		}
 		st->impact_zones += zones;

@@ -67,7 +67,8 @@ typedef struct sim_object {
 
 typedef struct sim_velocity_block {
 	double t;
-	int vertex;
+	int vertex;    /* -1: the block sets an obstacle's velocity */
+	int obstacle;
 	vec3 velocity; /* NaN x ends the prescription */
 } sim_velocity_block;
 
@@ -264,11 +265,19 @@ void sim_bvh_destroy(sim_bvh *bvh);
  * of the internal boxes grown past twice that of the last build).  false when out of
  * memory. */
 bool sim_bvh_update(sim_bvh *bvh, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin);
+/* The same with each triangle's box given (boxes[0, count)), inflated by margin. */
+typedef struct sim_box {
+	float lo[3], hi[3];
+} sim_box;
+bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, int count, float margin);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
 void sim_bvh_self_pairs(const sim_bvh *bvh, sim_bvh_pair_fn fn, void *user);
 void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+/* The triangles whose leaf boxes overlap `box` inflated by margin, in a fixed order. */
+typedef void (*sim_bvh_hit_fn)(void *user, int t);
+void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, float margin, sim_bvh_hit_fn fn, void *user);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
 
