@@ -20,11 +20,12 @@ typedef struct demo_args {
 	double seconds; /* < 0: until the user quits (windowed) or the script's length */
 	long width, height;
 	bool paused;
+	int panel; /* 1 --panel, 0 --no-panel, -1 neither: shown in a window, not in the headless picture */
 } demo_args;
 
 static int parse_args(int argc, char **argv, demo_args *a)
 {
-	*a = (demo_args){.scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800};
+	*a = (demo_args){.scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800, .panel = -1};
 	bool have_scene = false;
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
@@ -33,6 +34,8 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			a->headless = true;
 		} else if (strcmp(s, "--paused") == 0) {
 			a->paused = true;
+		} else if (strcmp(s, "--panel") == 0 || strcmp(s, "--no-panel") == 0) {
+			a->panel = s[2] == 'p';
 		} else if (strcmp(s, "--out") == 0 || strcmp(s, "--seconds") == 0 || strcmp(s, "--size") == 0) {
 			if (!val)
 				return cli_usage_error("demo", "option %s needs a value", s);
@@ -77,6 +80,7 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.scene = a->scene;
 	o.width = (int)a->width, o.height = (int)a->height;
 	o.start_paused = a->paused;
+	o.panel = a->panel != 0;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);
@@ -152,6 +156,8 @@ static int run_headless(const demo_args *a, bool forced)
 	o.start_paused = true;
 	o.rate_scale = 0.0;
 	o.vsync = false;
+	/* the headless picture is of the cloth, unless the panel is asked for */
+	o.panel = a->panel == 1;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);

@@ -5,6 +5,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "demo.h"
 
+#include "panel.h"
+#include "gl_window.h"
 #include "png_io.h"
 
 #include <GL/glew.h>
@@ -20,6 +22,14 @@
 
 /* A vertex is picked when the cursor ray passes within this many pixels of it. */
 static const float PICK_PIXELS = 9.0f;
+/* Vertex ids are written at every vertex on screen below this many, otherwise only near
+ * the cursor: thousands of labels are unreadable and cost more than the frame. */
+static const int ID_LABELS_ALL = 2000;
+static const float ID_LABELS_NEAR_PIXELS = 60.0f;
+/* After the panel or a key changes the world settings, the panel shows what was sent for
+ * this long instead of the snapshot's settings, which lag by up to a step (a long one
+ * in slow motion) and would make a dragged slider jump back. */
+static const uint64_t DEF_HOLD_NS = 300000000u;
 
 struct demo {
 	demo_options options;
@@ -30,9 +40,30 @@ struct demo {
 	rd_renderer *renderer;
 	const st_layout *layout;
 	const st_snapshot *snapshot;
+	char scene_name[512]; /* what options.scene points to after a scene switch */
+	int gl_errors_before;   /* of renderers freed by scene switches */
 	cam_orbit camera;
 	rd_style style;
 	bool floor_grid;
+	/* the panel (NULL with --no-panel) and what it edits that is the demo's own */
+	panel *panel;
+	bool show_panel, show_hud;
+	bool vertex_ids, velocity_arrows;
+	float arrow_length, arrow_width;
+	int panel_frames;
+	sim_world_def def;      /* as last sent; shown while DEF_HOLD_NS has not passed */
+	uint64_t def_sent_ns;
+	sim_material *materials; /* per cloth object, as last sent (snapshots carry no materials) */
+	int object;              /* whose material the panel shows */
+	panel_plots plots;
+	int64_t plot_stats_steps;
+	float (*arrows)[4];      /* overlay scratch, vertex_count each */
+	float (*labels)[2];
+	int *label_ids;
+	/* render rate */
+	uint64_t fps_since_ns;
+	int fps_frames;
+	double render_fps;
 	/* the pointer */
 	float cursor[2];
 	float pointer[3], pointer_velocity[3];
@@ -52,7 +83,7 @@ struct demo {
 
 demo_options demo_options_default(void)
 {
-	return (demo_options){.width = 1280, .height = 800, .rate_scale = 1.0, .vsync = true};
+	return (demo_options){.width = 1280, .height = 800, .rate_scale = 1.0, .vsync = true, .panel = true};
 }
 
 static uint64_t now_ns(void)
@@ -69,46 +100,91 @@ static void fail(char *error, int size, const char *fmt, const char *detail)
 
 static bool open_window(demo *d, char *error, int error_size, int *exit_code)
 {
-	if (d->options.offscreen && !getenv("SDL_VIDEODRIVER"))
-		setenv("SDL_VIDEODRIVER", "offscreen", 1);
-	if (SDL_Init(SDL_INIT_VIDEO) != 0) {
-		fail(error, error_size, "cannot open a display: %s", SDL_GetError());
+	gl_window w;
+	if (!gl_window_open(&w, d->options.offscreen, d->options.width, d->options.height, d->options.vsync, error,
+	                    error_size)) {
 		*exit_code = 4;
 		return false;
 	}
-	SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 4);
-	SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 3);
-	SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
-	SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, SDL_GL_CONTEXT_DEBUG_FLAG);
-	SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
-	SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24);
-	Uint32 flags = SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | (d->options.offscreen ? SDL_WINDOW_HIDDEN : 0);
-	d->window = SDL_CreateWindow("tela", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, d->options.width,
-	                             d->options.height, flags);
-	if (!d->window) {
-		fail(error, error_size, "cannot open a window: %s", SDL_GetError());
-		*exit_code = 4;
-		return false;
-	}
-	d->gl = SDL_GL_CreateContext(d->window);
-	if (!d->gl) {
-		fail(error, error_size, "no OpenGL 4.3 core context: %s", SDL_GetError());
-		*exit_code = 4;
-		return false;
-	}
-	SDL_GL_SetSwapInterval(d->options.vsync ? 1 : 0);
-	/* Debian's GLEW is a GLX build: under EGL (the offscreen driver) it reports "no GLX
-	 * display" after loading every core entry point, so check the version instead. */
-	glewExperimental = GL_TRUE;
-	GLenum glew = glewInit();
-	if ((glew != GLEW_OK && glew != GLEW_ERROR_NO_GLX_DISPLAY) || !GLEW_VERSION_4_3) {
-		fail(error, error_size, "OpenGL 4.3 is not available (%s)", (const char *)glGetString(GL_VERSION));
-		*exit_code = 4;
-		return false;
-	}
-	while (glGetError() != GL_NO_ERROR) {
-	}
+	d->window = w.window;
+	d->gl = w.context;
 	return true;
+}
+
+/* ---- scenes ------------------------------------------------------------------------------------ */
+
+static void reset_materials(demo *d)
+{
+	for (int i = 0; i < d->layout->object_count; i++)
+		d->materials[i] = d->layout->objects[i].material;
+}
+
+static void clear_plots(demo *d)
+{
+	memset(&d->plots, 0, sizeof d->plots);
+	d->plot_stats_steps = -1;
+}
+
+/* Starts the simulation thread and the renderer on d->scene, with the view, pointer and
+ * panel state of a fresh start. */
+static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
+{
+	st_options so = st_options_default();
+	so.start_paused = d->options.start_paused;
+	so.rate_scale = d->options.rate_scale;
+	scn_error err = {0};
+	d->sim = st_start(d->scene, &so, &err);
+	if (!d->sim) {
+		fail(error, error_size, "%s", err.message);
+		*exit_code = 3;
+		return false;
+	}
+	d->layout = st_get_layout(d->sim);
+	char log[1024] = "";
+	d->renderer = rd_create(d->layout, log, sizeof log);
+	if (!d->renderer) {
+		fail(error, error_size, "the renderer could not start: %s", log);
+		*exit_code = 4;
+		return false;
+	}
+	size_t n = d->layout->vertex_count > 0 ? (size_t)d->layout->vertex_count : 1;
+	size_t objects = d->layout->object_count > 0 ? (size_t)d->layout->object_count : 1;
+	d->materials = calloc(objects, sizeof *d->materials);
+	d->arrows = malloc(n * sizeof *d->arrows);
+	d->labels = malloc(n * sizeof *d->labels);
+	d->label_ids = malloc(n * sizeof *d->label_ids);
+	if (!d->materials || !d->arrows || !d->labels || !d->label_ids) {
+		fail(error, error_size, "%s", "out of memory");
+		*exit_code = 3;
+		return false;
+	}
+	reset_materials(d);
+	d->object = 0;
+	cam_init(&d->camera, d->layout->camera_position, d->layout->camera_target, d->layout->camera_fov);
+	d->depth = d->camera.distance;
+	d->hover = d->grabbed = -1;
+	d->scripted = d->orbiting = d->panning = false;
+	d->snapshot = st_latest(d->sim);
+	d->def = d->snapshot->def;
+	d->def_sent_ns = 0;
+	clear_plots(d);
+	return true;
+}
+
+/* Undoes start_scene, also a partial one. */
+static void stop_scene(demo *d)
+{
+	st_stop(&d->sim); /* before the renderer: nothing reads its snapshots after this */
+	if (d->renderer)
+		d->gl_errors_before += rd_gl_error_count(d->renderer);
+	rd_destroy(&d->renderer);
+	free(d->materials);
+	free(d->arrows);
+	free(d->labels);
+	free(d->label_ids);
+	d->materials = NULL, d->arrows = NULL, d->labels = NULL, d->label_ids = NULL;
+	d->layout = NULL;
+	d->snapshot = NULL;
 }
 
 demo *demo_create(const demo_options *options, char *error, int error_size, int *exit_code)
@@ -121,9 +197,14 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		return NULL;
 	}
 	d->options = *options;
+	snprintf(d->scene_name, sizeof d->scene_name, "%s", options->scene);
+	d->options.scene = d->scene_name;
 	d->hover = d->grabbed = -1;
 	d->floor_grid = true;
 	d->style = RD_SOLID;
+	d->show_panel = d->show_hud = true;
+	d->arrow_length = 0.05f;
+	d->arrow_width = 1.5f;
 	scn_error err = {0};
 	if (scn_load(options->scene, &d->scene, &err) != SCN_OK) {
 		fail(error, error_size, "%s", err.message);
@@ -131,34 +212,47 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		demo_destroy(&d);
 		return NULL;
 	}
-	if (!open_window(d, error, error_size, exit_code)) {
+	if (!open_window(d, error, error_size, exit_code) || !start_scene(d, error, error_size, exit_code)) {
 		demo_destroy(&d);
 		return NULL;
 	}
-	st_options so = st_options_default();
-	so.start_paused = options->start_paused;
-	so.rate_scale = options->rate_scale;
-	d->sim = st_start(d->scene, &so, &err);
-	if (!d->sim) {
-		fail(error, error_size, "%s", err.message);
-		*exit_code = 3;
-		demo_destroy(&d);
-		return NULL;
+	if (options->panel) {
+		d->panel = panel_create(d->window, d->gl);
+		if (!d->panel)
+			fprintf(stderr, "tela: the panel (Dear ImGui) could not start; running without it\n");
 	}
-	d->layout = st_get_layout(d->sim);
-	char log[1024] = "";
-	d->renderer = rd_create(d->layout, log, sizeof log);
-	if (!d->renderer) {
-		fail(error, error_size, "the renderer could not start: %s", log);
-		*exit_code = 4;
-		demo_destroy(&d);
-		return NULL;
-	}
-	cam_init(&d->camera, d->layout->camera_position, d->layout->camera_target, d->layout->camera_fov);
-	d->depth = d->camera.distance;
-	d->snapshot = st_latest(d->sim);
-	d->last_frame_ns = now_ns();
+	d->last_frame_ns = d->fps_since_ns = now_ns();
 	return d;
+}
+
+bool demo_switch_scene(demo *d, const char *scene, char *error, int error_size)
+{
+	char name[sizeof d->scene_name];
+	snprintf(name, sizeof name, "%s", scene); /* `scene` may be d->scene_name itself */
+	scn_scene *next = NULL;
+	scn_error err = {0};
+	if (scn_load(name, &next, &err) != SCN_OK) {
+		fail(error, error_size, "%s", err.message);
+		return false;
+	}
+	/* the new scene starts as the old one was: running or paused */
+	d->options.start_paused = d->snapshot && d->snapshot->paused;
+	stop_scene(d);
+	scn_scene *previous = d->scene;
+	d->scene = next;
+	int code;
+	if (!start_scene(d, error, error_size, &code)) {
+		stop_scene(d);
+		scn_scene_free(&d->scene);
+		d->scene = previous;
+		char again[256];
+		if (!start_scene(d, again, sizeof again, &code))
+			stop_scene(d); /* demo_frame then reports the end */
+		return false;
+	}
+	scn_scene_free(&previous);
+	snprintf(d->scene_name, sizeof d->scene_name, "%s", name);
+	return true;
 }
 
 void demo_destroy(demo **dp)
@@ -166,14 +260,10 @@ void demo_destroy(demo **dp)
 	demo *d = dp ? *dp : NULL;
 	if (!d)
 		return;
-	st_stop(&d->sim); /* before the renderer: nothing reads its snapshots after this */
-	rd_destroy(&d->renderer);
-	if (d->gl)
-		SDL_GL_DeleteContext(d->gl);
-	if (d->window)
-		SDL_DestroyWindow(d->window);
-	if (SDL_WasInit(SDL_INIT_VIDEO))
-		SDL_Quit();
+	panel_destroy(&d->panel); /* while its GL context is still there */
+	stop_scene(d);
+	gl_window w = {d->window, d->gl};
+	gl_window_close(&w);
 	scn_scene_free(&d->scene);
 	free(d);
 	*dp = NULL;
@@ -202,11 +292,17 @@ static void forward(const cam_orbit *c, float f[3])
 		f[k] /= l;
 }
 
-void demo_project(const demo *d, const float point[3], float *x, float *y)
-{
-	int w, h;
-	demo_window_size(d, &w, &h);
+/* The camera's frame, computed once for projecting many points. */
+typedef struct view_basis {
 	float eye[3], f[3], right[3], up[3];
+	float t; /* tan of half the vertical field of view */
+	int w, h;
+} view_basis;
+
+static void get_view_basis(const demo *d, view_basis *b)
+{
+	demo_window_size(d, &b->w, &b->h);
+	float *eye = b->eye, *f = b->f, *right = b->right, *up = b->up;
 	cam_eye(&d->camera, eye);
 	forward(&d->camera, f);
 	const float world_up[3] = {0.0f, 1.0f, 0.0f};
@@ -219,13 +315,26 @@ void demo_project(const demo *d, const float point[3], float *x, float *y)
 	up[0] = right[1] * f[2] - right[2] * f[1];
 	up[1] = right[2] * f[0] - right[0] * f[2];
 	up[2] = right[0] * f[1] - right[1] * f[0];
-	float v[3] = {point[0] - eye[0], point[1] - eye[1], point[2] - eye[2]};
-	float z = v[0] * f[0] + v[1] * f[1] + v[2] * f[2];
-	float t = tanf(0.5f * d->camera.fov_degrees * 3.14159265f / 180.0f);
-	float sx = (v[0] * right[0] + v[1] * right[1] + v[2] * right[2]) / (z * t * ((float)w / (float)h));
-	float sy = (v[0] * up[0] + v[1] * up[1] + v[2] * up[2]) / (z * t);
-	*x = (sx + 1.0f) * 0.5f * (float)w;
-	*y = (1.0f - sy) * 0.5f * (float)h;
+	b->t = tanf(0.5f * d->camera.fov_degrees * 3.14159265f / 180.0f);
+}
+
+/* False for a point behind the renderer's near plane (its pixel would be meaningless). */
+static bool project(const view_basis *b, const float point[3], float *x, float *y)
+{
+	float v[3] = {point[0] - b->eye[0], point[1] - b->eye[1], point[2] - b->eye[2]};
+	float z = v[0] * b->f[0] + v[1] * b->f[1] + v[2] * b->f[2];
+	float sx = (v[0] * b->right[0] + v[1] * b->right[1] + v[2] * b->right[2]) / (z * b->t * ((float)b->w / (float)b->h));
+	float sy = (v[0] * b->up[0] + v[1] * b->up[1] + v[2] * b->up[2]) / (z * b->t);
+	*x = (sx + 1.0f) * 0.5f * (float)b->w;
+	*y = (1.0f - sy) * 0.5f * (float)b->h;
+	return z > 0.01f;
+}
+
+void demo_project(const demo *d, const float point[3], float *x, float *y)
+{
+	view_basis b;
+	get_view_basis(d, &b);
+	project(&b, point, x, y);
 }
 
 /* The metres one pixel spans at the given depth. */
@@ -334,13 +443,39 @@ static void seek(demo *d)
 	}
 }
 
+/* The world settings as the user last set them: the snapshot's lag behind a change. */
+static const sim_world_def *current_def(const demo *d)
+{
+	if (d->def_sent_ns != 0 && now_ns() - d->def_sent_ns < DEF_HOLD_NS)
+		return &d->def;
+	return &d->snapshot->def;
+}
+
+static void send_def(demo *d, const sim_world_def *def)
+{
+	d->def = *def;
+	d->def_sent_ns = now_ns();
+	st_command c = {.kind = ST_SET_DEF, .def = *def};
+	st_send(d->sim, &c);
+}
+
 static void set_integrator(demo *d, int index)
 {
 	if (index < 0 || index >= SIM_INTEGRATOR_COUNT)
 		return;
-	st_command c = {.kind = ST_SET_DEF, .def = d->snapshot->def};
-	c.def.integrator = (sim_integrator)index;
-	st_send(d->sim, &c);
+	sim_world_def def = *current_def(d);
+	def.integrator = (sim_integrator)index;
+	send_def(d, &def);
+}
+
+/* The scene's own settings and materials come back with the world (the seed's rewind). */
+static void reset(demo *d)
+{
+	release(d);
+	send(d, ST_RESET, -1);
+	reset_materials(d);
+	d->def_sent_ns = 0;
+	clear_plots(d);
 }
 
 static void next_capture_path(char *out, size_t cap, const char *stem, int *index)
@@ -359,12 +494,11 @@ static bool key(demo *d, SDL_Keycode k)
 	case SDLK_SPACE: send(d, d->snapshot->paused ? ST_PLAY : ST_PAUSE, -1); break;
 	case SDLK_PERIOD:
 	case SDLK_s: send(d, ST_STEP, -1); break;
-	case SDLK_r:
-		release(d);
-		send(d, ST_RESET, -1);
-		break;
+	case SDLK_r: reset(d); break;
 	case SDLK_w: d->style = (rd_style)((d->style + 1) % RD_STYLE_COUNT); break;
 	case SDLK_g: d->floor_grid = !d->floor_grid; break;
+	case SDLK_h: d->show_panel = !d->show_panel; break;
+	case SDLK_F1: d->show_hud = !d->show_hud; break;
 	case SDLK_HOME:
 	case SDLK_c: cam_reset(&d->camera); break;
 	case SDLK_p:
@@ -390,6 +524,10 @@ static bool handle_events(demo *d)
 	SDL_Event e;
 	bool go_on = true;
 	while (SDL_PollEvent(&e)) {
+		/* what the panel claims (a press on it, a drag that began on it, typing into it)
+		 * must not also orbit, grab or act as a key */
+		if (d->panel && e.type != SDL_QUIT && panel_handle_event(d->panel, &e))
+			continue;
 		switch (e.type) {
 		case SDL_QUIT: go_on = false; break;
 		case SDL_KEYDOWN: go_on &= key(d, e.key.keysym.sym); break;
@@ -445,6 +583,129 @@ static bool handle_events(demo *d)
 
 /* ---- the frame --------------------------------------------------------------------------------- */
 
+/* Takes the newest snapshot, and feeds the plots when its statistics are new. */
+static void latest(demo *d)
+{
+	d->snapshot = st_latest(d->sim);
+	const st_snapshot *s = d->snapshot;
+	if (s->stats_steps == d->plot_stats_steps)
+		return;
+	d->plot_stats_steps = s->stats_steps;
+	panel_plots *p = &d->plots;
+	p->energy[p->next] = (float)(s->stats.kinetic + s->stats.potential);
+	p->strain[p->next] = s->stats.max_strain;
+	p->step_us[p->next] = (float)s->step_p50_us;
+	p->next = (p->next + 1) % PANEL_PLOT_LENGTH;
+	if (p->count < PANEL_PLOT_LENGTH)
+		p->count++;
+}
+
+static bool cursor_over_panel(const demo *d)
+{
+	float r[4];
+	return d->panel && d->show_panel && panel_rect(d->panel, r) && d->cursor[0] >= r[0] && d->cursor[1] >= r[1] &&
+	       d->cursor[0] < r[0] + r[2] && d->cursor[1] < r[1] + r[3];
+}
+
+/* The debug views' vertex ids and velocity arrows, projected to pixels. */
+static void fill_overlay(demo *d, panel_overlay *o)
+{
+	*o = (panel_overlay){.arrows = (const float(*)[4])d->arrows, .arrow_width = d->arrow_width,
+	                     .labels = (const float(*)[2])d->labels, .label_ids = d->label_ids};
+	if (!d->vertex_ids && !d->velocity_arrows)
+		return;
+	const st_snapshot *s = d->snapshot;
+	view_basis b;
+	get_view_basis(d, &b);
+	int labels = 0, arrows = 0;
+	for (int v = 0; v < s->vertex_count; v++) {
+		float x, y;
+		if (!project(&b, s->positions[v], &x, &y) || x < 0.0f || y < 0.0f || x >= (float)b.w || y >= (float)b.h)
+			continue;
+		if (d->vertex_ids) {
+			d->labels[labels][0] = x, d->labels[labels][1] = y;
+			d->label_ids[labels++] = v;
+		}
+		if (d->velocity_arrows) {
+			float tip[3], tx, ty;
+			for (int k = 0; k < 3; k++)
+				tip[k] = s->positions[v][k] + d->arrow_length * s->velocities[v][k];
+			if (project(&b, tip, &tx, &ty)) {
+				float *a = d->arrows[arrows++];
+				a[0] = x, a[1] = y, a[2] = tx, a[3] = ty;
+			}
+		}
+	}
+	if (labels >= ID_LABELS_ALL) {
+		int kept = 0;
+		for (int i = 0; i < labels; i++) {
+			float dx = d->labels[i][0] - d->cursor[0], dy = d->labels[i][1] - d->cursor[1];
+			if (dx * dx + dy * dy > ID_LABELS_NEAR_PIXELS * ID_LABELS_NEAR_PIXELS)
+				continue;
+			d->labels[kept][0] = d->labels[i][0], d->labels[kept][1] = d->labels[i][1];
+			d->label_ids[kept++] = d->label_ids[i];
+		}
+		labels = kept;
+	}
+	o->label_count = labels;
+	o->arrow_count = arrows;
+}
+
+static int builtin_index(const char *name)
+{
+	for (int i = 0; i < scn_builtin_count(); i++)
+		if (strcmp(scn_builtin_info(i)->name, name) == 0)
+			return i;
+	return -1;
+}
+
+void demo_panel_model(demo *d, panel_model *m)
+{
+	*m = (panel_model){.layout = d->layout, .snapshot = d->snapshot, .render_fps = d->render_fps, .plots = &d->plots};
+	fill_overlay(d, &m->overlay);
+	m->show_panel = d->show_panel, m->show_hud = d->show_hud;
+	m->scene = builtin_index(d->options.scene);
+	m->def = *current_def(d);
+	m->object = d->object;
+	if (d->layout->object_count > 0)
+		m->material = d->materials[d->object];
+	m->style = d->style, m->floor_grid = d->floor_grid;
+	m->vertex_ids = d->vertex_ids, m->velocity_arrows = d->velocity_arrows;
+	m->arrow_length = d->arrow_length, m->arrow_width = d->arrow_width;
+}
+
+bool demo_apply_panel(demo *d, const panel_model *m)
+{
+	d->show_panel = m->show_panel, d->show_hud = m->show_hud;
+	d->style = m->style, d->floor_grid = m->floor_grid;
+	d->vertex_ids = m->vertex_ids, d->velocity_arrows = m->velocity_arrows;
+	d->arrow_length = m->arrow_length, d->arrow_width = m->arrow_width;
+	if (m->def_changed)
+		send_def(d, &m->def);
+	bool valid_object = m->object >= 0 && m->object < d->layout->object_count;
+	if (m->object_changed && valid_object) {
+		d->object = m->object;
+	} else if (m->material_changed && valid_object) {
+		d->materials[m->object] = m->material;
+		st_command c = {.kind = ST_SET_MATERIAL, .object = m->object, .material = m->material};
+		st_send(d->sim, &c);
+	}
+	switch (m->action) {
+	case PANEL_NONE: break;
+	case PANEL_PLAY: send(d, ST_PLAY, -1); break;
+	case PANEL_PAUSE: send(d, ST_PAUSE, -1); break;
+	case PANEL_STEP: send(d, ST_STEP, -1); break;
+	case PANEL_RESET: reset(d); break;
+	case PANEL_QUIT: return false;
+	}
+	if (m->scene_changed && m->scene >= 0 && m->scene < scn_builtin_count()) {
+		char error[512];
+		if (!demo_switch_scene(d, scn_builtin_info(m->scene)->name, error, sizeof error))
+			fprintf(stderr, "tela: %s\n", error);
+	}
+	return d->sim != NULL;
+}
+
 static void update_title(demo *d)
 {
 	const st_snapshot *s = d->snapshot;
@@ -453,10 +714,10 @@ static void update_title(demo *d)
 		snprintf(grab_text, sizeof grab_text, " | grab v%d %.2f N", s->grabbed_vertex,
 		         (double)sqrtf(s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
 		                       s->grab_force[2] * s->grab_force[2]));
-	snprintf(d->title, sizeof d->title, "tela %s | %s%s | sim %.0f/%.0f Hz%s | step p50 %.0f p99 %.0f us | %d vertices | contacts %d collisions %d%s",
+	snprintf(d->title, sizeof d->title, "tela %s | %s%s | sim %.0f/%.0f Hz%s | render %.0f fps | step p50 %.0f p99 %.0f us | %d vertices | contacts %d collisions %d%s",
 	         d->layout->scene, sim_integrator_name(s->def.integrator), s->paused ? " (paused)" : "", s->achieved_hz,
-	         s->target_hz, s->slow_motion ? " SLOW MOTION" : "", s->step_p50_us, s->step_p99_us, s->vertex_count,
-	         s->stats.contacts, s->stats.collisions, grab_text);
+	         s->target_hz, s->slow_motion ? " SLOW MOTION" : "", d->render_fps, s->step_p50_us, s->step_p99_us,
+	         s->vertex_count, s->stats.contacts, s->stats.collisions, grab_text);
 	SDL_SetWindowTitle(d->window, d->title);
 }
 
@@ -484,30 +745,65 @@ static void draw(demo *d)
 	rd_draw(d->renderer, &f);
 }
 
+/* Builds the panel for this frame and applies what the user changed in it; false when
+ * the user quit through it. */
+static bool build_panel(demo *d, bool apply)
+{
+	panel_begin_frame(d->panel);
+	panel_model m;
+	demo_panel_model(d, &m);
+	panel_build(d->panel, &m);
+	d->panel_frames++;
+	return !apply || demo_apply_panel(d, &m);
+}
+
 void demo_draw(demo *d)
 {
-	d->snapshot = st_latest(d->sim);
-	draw(d);
+	latest(d);
+	/* ImGui sizes an auto-fitting window (the heads-up line) in its first frame and shows
+	 * it from the second: a first picture needs a frame before it */
+	int passes = d->panel && d->panel_frames == 0 ? 2 : 1;
+	for (int i = 0; i < passes; i++) {
+		if (d->panel)
+			build_panel(d, false); /* nothing can have been edited without events */
+		draw(d);
+		if (d->panel)
+			panel_render(d->panel);
+	}
 }
 
 bool demo_frame(demo *d)
 {
+	if (!d->sim)
+		return false; /* a scene switch failed and the old scene could not restart */
 	uint64_t t = now_ns();
 	float dt = (float)(t - d->last_frame_ns) * 1e-9f;
 	d->last_frame_ns = t;
+	d->fps_frames++;
+	if (t - d->fps_since_ns >= 500000000u) {
+		d->render_fps = (double)d->fps_frames * 1e9 / (double)(t - d->fps_since_ns);
+		d->fps_frames = 0;
+		d->fps_since_ns = t;
+	}
 	if (!handle_events(d))
 		return false;
-	d->snapshot = st_latest(d->sim);
+	latest(d);
 	if (d->grabbed < 0 && !d->scripted) {
 		/* between grabs the pointer rests on the plane through the camera's target */
 		d->depth = d->camera.distance;
-		d->hover = pick(d, NULL);
+		d->hover = cursor_over_panel(d) ? -1 : pick(d, NULL);
 	} else {
 		d->hover = -1;
 	}
 	place_pointer(d, dt);
 	st_set_pointer(d->sim, d->pointer, d->pointer_velocity);
+	if (d->panel && !build_panel(d, true)) {
+		panel_render(d->panel); /* ImGui wants every frame it began ended */
+		return false;
+	}
 	draw(d);
+	if (d->panel)
+		panel_render(d->panel);
 	if (d->screenshot_requested) {
 		d->screenshot_requested = false;
 		char path[64];
@@ -543,6 +839,11 @@ int demo_screenshot(demo *d, const char *path)
 }
 
 st_thread *demo_sim(demo *d) { return d->sim; }
-const st_snapshot *demo_snapshot(demo *d) { return d->snapshot = st_latest(d->sim); }
+const st_snapshot *demo_snapshot(demo *d)
+{
+	latest(d);
+	return d->snapshot;
+}
 cam_orbit *demo_camera(demo *d) { return &d->camera; }
-int demo_gl_errors(const demo *d) { return rd_gl_error_count(d->renderer); }
+panel *demo_panel(demo *d) { return d->panel; }
+int demo_gl_errors(const demo *d) { return d->gl_errors_before + rd_gl_error_count(d->renderer); }

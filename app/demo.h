@@ -6,6 +6,7 @@
 #define TELA_DEMO_H
 
 #include "camera.h"
+#include "panel.h"
 #include "render.h"
 #include "sim_thread.h"
 
@@ -18,6 +19,7 @@ typedef struct demo_options {
 	bool start_paused;
 	double rate_scale;       /* simulation thread: 1 = real time, 0 = as fast as it can */
 	bool vsync;
+	bool panel;              /* the parameter panel and heads-up line (Dear ImGui); H and F1 hide them */
 } demo_options;
 
 demo_options demo_options_default(void);
@@ -36,8 +38,22 @@ void demo_destroy(demo **d);
 bool demo_frame(demo *d);
 
 /* Draws the newest state into the back buffer without handling events or presenting
- * (for a screenshot of exactly that frame). */
+ * (for a screenshot of exactly that frame), with the panel if the demo has one. */
 void demo_draw(demo *d);
+
+/* Restarts the demo on another scene (a built-in name, a scene file or a seed folder) in
+ * the same window: the simulation thread and the renderer start afresh.  On failure the
+ * old scene keeps running (restarted) and `error` says why. */
+bool demo_switch_scene(demo *d, const char *scene, char *error, int error_size);
+
+/* The panel (NULL when the demo has none). */
+panel *demo_panel(demo *d);
+/* The model the demo hands the panel in a frame; demo_apply_panel turns the edits the
+ * panel made in it into settings and simulation commands (ST_SET_DEF, ST_SET_MATERIAL,
+ * play, step, reset, a scene switch), as every frame does after panel_build.  Tests edit
+ * the model as the panel would.  False when it asks to quit. */
+void demo_panel_model(demo *d, panel_model *model);
+bool demo_apply_panel(demo *d, const panel_model *model);
 
 /* For scripted use (the headless run and the tests). */
 st_thread *demo_sim(demo *d);

@@ -16,6 +16,12 @@ bool gl_window_open(gl_window *out, bool offscreen, int width, int height, bool 
 		snprintf(error, (size_t)error_size, "cannot open a display: %s", SDL_GetError());
 		return false;
 	}
+	/* An extra reference to the GL library, never dropped: destroying the last window
+	 * would otherwise unload Mesa, and LeakSanitizer cannot attribute what an unloaded
+	 * library still held. */
+	static bool library_held;
+	if (!library_held && SDL_GL_LoadLibrary(NULL) == 0)
+		library_held = true;
 	SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 4);
 	SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 3);
 	SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
@@ -58,7 +64,7 @@ void gl_window_close(gl_window *w)
 		SDL_GL_DeleteContext(w->context);
 	if (w->window)
 		SDL_DestroyWindow(w->window);
-	/* No SDL_Quit: it unloads Mesa, and LeakSanitizer cannot attribute what an unloaded
-	 * library still held; the process exit frees it all anyway. */
+	/* No SDL_Quit, for the reason gl_window_open holds the GL library: the process exit
+	 * frees what SDL and Mesa still hold. */
 	memset(w, 0, sizeof *w);
 }

@@ -17,6 +17,7 @@ void cli_print_help(void)
 	    "\n"
 	    "usage:\n"
 	    "  tela [SCENE] [--headless] [--out FILE.png] [--seconds T] [--size WxH] [--paused]\n"
+	    "       [--panel | --no-panel]\n"
 	    "                            the interactive demo (default scene: hanging; keys and mouse\n"
 	    "                            in docs/user-guide.md).  With no display, or --headless, it\n"
 	    "                            runs offscreen: a scripted grab pulls the cloth, then it\n"

@@ -17,3 +17,35 @@ grep -q "picture: tela-hanging.png (960x600)" out.txt || { echo "FAIL: no pictur
 grep -q "scripted grab: vertex" out.txt || { echo "FAIL: no grab"; exit 1; }
 [ "$(head -c 8 tela-hanging.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || { echo "FAIL: not a PNG"; exit 1; }
 ]=])
+
+# The demo's panel (Dear ImGui): GL errors, which clicks it claims, its edits reaching the
+# simulation, H and F1, and a scene switch in the same window.
+# Offscreen (DISPLAY unset, EGL) and, where xvfb-run exists, under Xvfb (GLX).
+tela_add_test(test_panel SOURCES test_panel.c LIBS tela_demo LABELS render)
+target_compile_definitions(test_panel PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
+set_tests_properties(test_panel PROPERTIES ENVIRONMENT_MODIFICATION "DISPLAY=unset:")
+find_program(XVFB_RUN xvfb-run)
+if(XVFB_RUN)
+  add_test(NAME test_panel_xvfb COMMAND "${XVFB_RUN}" -a -s "-screen 0 1280x800x24" $<TARGET_FILE:test_panel>)
+  set_tests_properties(test_panel_xvfb PROPERTIES LABELS render TIMEOUT 600)
+endif()
+# Under AddressSanitizer: what system libraries keep until exit is not tela's leak.
+foreach(t test_demo test_panel test_panel_xvfb)
+  if(TEST ${t})
+    set_tests_properties(${t} PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+  endif()
+endforeach()
+
+# --panel puts the panel into the headless picture (a different image from the plain one);
+# --no-panel is accepted too.
+tela_add_sh_test(demo_headless_panel render [=[
+mkdir -p "$2" && cd "$2" || exit 1
+"$1" hanging --headless --seconds 0.3 --out plain.png >plain.txt 2>&1 || { cat plain.txt; exit 1; }
+"$1" hanging --headless --seconds 0.3 --panel --out panel.png >panel.txt 2>&1 || { cat panel.txt; exit 1; }
+"$1" hanging --headless --seconds 0.3 --no-panel --out no-panel.png >no-panel.txt 2>&1 || { cat no-panel.txt; exit 1; }
+cat panel.txt
+grep -q "OpenGL reported" panel.txt && { echo "FAIL: GL errors with the panel"; exit 1; }
+cmp -s plain.png no-panel.png || { echo "FAIL: --no-panel changed the headless picture"; exit 1; }
+cmp -s plain.png panel.png && { echo "FAIL: --panel did not change the headless picture"; exit 1; }
+exit 0
+]=])

@@ -1,7 +1,8 @@
 /* The demo driven through SDL events, offscreen: the mouse grabs a cloth corner and
  * drags it, and the corner ends where the drag put the pointer (the plane facing the
  * camera through the grabbed vertex, so N pixels of drag are N pixels' worth of metres
- * at that depth). */
+ * at that depth).  Once without the panel in a small window, once with it (on the right,
+ * clear of the cloth) in a larger one. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
@@ -44,19 +45,21 @@ static void frames(demo *d, double seconds)
 	} while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
 }
 
-static void test_mouse_grab_pulls_corner(void)
+static void grab_pulls_corner(int width, int height, bool with_panel)
 {
 	if (!getenv("DISPLAY"))
 		setenv("SDL_VIDEODRIVER", "offscreen", 1);
 	demo_options o = demo_options_default();
 	o.scene = TELA_TEST_DATA "/scenes/grab.ini";
 	o.offscreen = getenv("DISPLAY") == NULL;
-	o.width = 400, o.height = 300;
+	o.width = width, o.height = height;
 	o.vsync = false;
+	o.panel = with_panel;
 	char error[512];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);
 	REQUIRE_MSG(d != NULL, "%s", error);
+	CHECK((demo_panel(d) != NULL) == with_panel);
 	frames(d, 0.2);
 	/* vertex 80 is the corner at (0.2, 0.8, 0): bottom right as seen from the camera */
 	const int corner = 80;
@@ -80,9 +83,9 @@ static void test_mouse_grab_pulls_corner(void)
 	}
 	frames(d, 1.5);
 	s = demo_snapshot(d);
-	/* the camera looks along -z from z = 1.5 with 45 degrees over 300 pixels: at the
-	 * corner's depth (1.5 m) a pixel is 2 * 1.5 * tan(22.5 deg) / 300 m */
-	double pixel = 2.0 * 1.5 * tan(22.5 * 3.14159265358979 / 180.0) / 300.0;
+	/* the camera looks along -z from z = 1.5 with 45 degrees over `height` pixels: at the
+	 * corner's depth (1.5 m) a pixel is 2 * 1.5 * tan(22.5 deg) / height m */
+	double pixel = 2.0 * 1.5 * tan(22.5 * 3.14159265358979 / 180.0) / height;
 	const float *p = s->positions[corner];
 	CHECK_MSG(fabs(p[0] - (start[0] - 60.0 * pixel)) < 0.004, "x %.4f, expected %.4f", (double)p[0],
 	          start[0] - 60.0 * pixel);
@@ -100,8 +103,12 @@ static void test_mouse_grab_pulls_corner(void)
 	demo_destroy(&d);
 }
 
+static void test_mouse_grab_pulls_corner(void) { grab_pulls_corner(400, 300, false); }
+static void test_mouse_grab_with_panel(void) { grab_pulls_corner(1000, 600, true); }
+
 static const test_case tests[] = {
     TEST(test_mouse_grab_pulls_corner),
+    TEST(test_mouse_grab_with_panel),
 };
 
 TEST_MAIN(tests)

@@ -1,0 +1,382 @@
+// The demo's panel in Dear ImGui.  Only presentation lives here: the demo fills a
+// panel_model, this file shows it and writes the user's edits back into it, and the demo
+// turns those into simulation commands (app/demo.c).
+extern "C" {
+#include "scenes/scenes.h"
+#include "sim_thread.h"
+#include "render.h"
+}
+#include "panel.h"
+
+#include <backends/imgui_impl_opengl3.h>
+#include <backends/imgui_impl_sdl.h>
+#include <imgui.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+struct panel {
+	SDL_Window *window;
+	float rect[4];      // the panel window as last built
+	bool rect_valid;
+	bool popup_open;    // a combo's list may reach beyond the panel window
+	bool drag_owned;    // the current mouse press began on ImGui
+	float mouse[2];     // wheel events carry no position
+};
+
+panel *panel_create(SDL_Window *window, SDL_GLContext context)
+{
+	IMGUI_CHECKVERSION();
+	if (!ImGui::CreateContext())
+		return nullptr;
+	ImGuiIO &io = ImGui::GetIO();
+	// no imgui.ini or log file dropped into whatever folder the demo was started from
+	io.IniFilename = nullptr;
+	io.LogFilename = nullptr;
+	ImGui::StyleColorsDark();
+	ImGui::GetStyle().WindowRounding = 4.0f;
+	if (!ImGui_ImplSDL2_InitForOpenGL(window, context)) {
+		ImGui::DestroyContext();
+		return nullptr;
+	}
+	// 430 core: the demo's own context version, which llvmpipe and every GL 4.3 driver take
+	if (!ImGui_ImplOpenGL3_Init("#version 430 core")) {
+		ImGui_ImplSDL2_Shutdown();
+		ImGui::DestroyContext();
+		return nullptr;
+	}
+	panel *p = new panel{};
+	p->window = window;
+	p->mouse[0] = p->mouse[1] = -1.0f;
+	return p;
+}
+
+void panel_destroy(panel **pp)
+{
+	if (!pp || !*pp)
+		return;
+	ImGui_ImplOpenGL3_Shutdown();
+	ImGui_ImplSDL2_Shutdown();
+	ImGui::DestroyContext();
+	delete *pp;
+	*pp = nullptr;
+}
+
+static bool over_panel(const panel *p, float x, float y)
+{
+	if (p->popup_open)
+		return true; // a click anywhere closes the popup, and is the popup's
+	return p->rect_valid && x >= p->rect[0] && y >= p->rect[1] && x < p->rect[0] + p->rect[2] &&
+	       y < p->rect[1] + p->rect[3];
+}
+
+bool panel_handle_event(panel *p, const SDL_Event *e)
+{
+	ImGui_ImplSDL2_ProcessEvent(e);
+	// Decided from our own record of where the panel is rather than io.WantCaptureMouse:
+	// that one describes the mouse as of the last frame, and a press can arrive in the
+	// same batch of events as the motion that brought the cursor over the panel.
+	switch (e->type) {
+	case SDL_MOUSEMOTION:
+		p->mouse[0] = (float)e->motion.x, p->mouse[1] = (float)e->motion.y;
+		return p->drag_owned;
+	case SDL_MOUSEBUTTONDOWN:
+		p->mouse[0] = (float)e->button.x, p->mouse[1] = (float)e->button.y;
+		if (over_panel(p, p->mouse[0], p->mouse[1]))
+			p->drag_owned = true;
+		return p->drag_owned;
+	case SDL_MOUSEBUTTONUP: {
+		bool owned = p->drag_owned;
+		p->drag_owned = false;
+		return owned;
+	}
+	case SDL_MOUSEWHEEL: return over_panel(p, p->mouse[0], p->mouse[1]);
+	case SDL_KEYDOWN:
+	case SDL_KEYUP: return ImGui::GetIO().WantCaptureKeyboard;
+	case SDL_TEXTINPUT: return ImGui::GetIO().WantTextInput;
+	default: return false;
+	}
+}
+
+void panel_begin_frame(panel *p)
+{
+	ImGui_ImplOpenGL3_NewFrame();
+	ImGui_ImplSDL2_NewFrame();
+	ImGui::NewFrame();
+}
+
+void panel_render(panel *p)
+{
+	ImGui::Render();
+	ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+bool panel_rect(const panel *p, float rect[4])
+{
+	for (int k = 0; k < 4; k++)
+		rect[k] = p->rect_valid ? p->rect[k] : 0.0f;
+	return p->rect_valid;
+}
+
+// ---- pieces ---------------------------------------------------------------------------------
+
+static float length3(const float v[3]) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+static void overlays(const panel_overlay &o)
+{
+	// the background list: over the cloth, under the panel and the heads-up line
+	ImDrawList *dl = ImGui::GetBackgroundDrawList();
+	const ImU32 arrow = IM_COL32(255, 200, 60, 230), text = IM_COL32(230, 240, 255, 255);
+	float head = 3.0f * o.arrow_width + 2.0f;
+	for (int i = 0; i < o.arrow_count; i++) {
+		const float *a = o.arrows[i];
+		float dx = a[2] - a[0], dy = a[3] - a[1], l = std::sqrt(dx * dx + dy * dy);
+		if (l < 0.5f)
+			continue;
+		dl->AddLine(ImVec2(a[0], a[1]), ImVec2(a[2], a[3]), arrow, o.arrow_width);
+		if (l > 2.0f * head) {
+			float ux = dx / l, uy = dy / l, bx = a[2] - head * ux, by = a[3] - head * uy;
+			dl->AddTriangleFilled(ImVec2(a[2], a[3]), ImVec2(bx - 0.5f * head * uy, by + 0.5f * head * ux),
+			                      ImVec2(bx + 0.5f * head * uy, by - 0.5f * head * ux), arrow);
+		}
+	}
+	char id[16];
+	for (int i = 0; i < o.label_count; i++) {
+		std::snprintf(id, sizeof id, "%d", o.label_ids[i]);
+		dl->AddText(ImVec2(o.labels[i][0] + 3.0f, o.labels[i][1] - 13.0f), text, id);
+	}
+}
+
+static void hud(const panel_model &m)
+{
+	const st_snapshot *s = m.snapshot;
+	ImGui::SetNextWindowPos(ImVec2(8.0f, 8.0f), ImGuiCond_Always);
+	ImGui::SetNextWindowBgAlpha(0.45f);
+	const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs |
+	                               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+	                               ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
+	if (ImGui::Begin("##hud", nullptr, flags)) {
+		char render[32] = "";
+		if (m.render_fps > 0.0) // nothing measured yet (or a headless picture)
+			std::snprintf(render, sizeof render, "   render %.0f fps", m.render_fps);
+		if (s->target_hz > 0.0)
+			ImGui::Text("sim %.0f / %.0f Hz%s", s->achieved_hz, s->target_hz, render);
+		else
+			ImGui::Text("sim %.0f Hz (unpaced)%s", s->achieved_hz, render);
+		ImGui::Text("step p50 %.0f us  p99 %.0f us   %s", s->step_p50_us, s->step_p99_us,
+		            sim_integrator_name(s->def.integrator));
+		ImGui::Text("%d vertices   contacts %d   collisions %d", s->vertex_count, s->stats.contacts,
+		            s->stats.collisions);
+		if (s->grabbed_vertex >= 0)
+			ImGui::Text("grab: vertex %d   %.2f N", s->grabbed_vertex, (double)length3(s->grab_force));
+		if (s->slow_motion)
+			ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "SLOW MOTION");
+		if (s->paused)
+			ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "paused");
+	}
+	ImGui::End();
+}
+
+static void plot(const char *label, const float *values, const panel_plots &p, const char *fmt)
+{
+	char now[48] = "";
+	int last = (p.next + PANEL_PLOT_LENGTH - 1) % PANEL_PLOT_LENGTH;
+	if (p.count > 0)
+		std::snprintf(now, sizeof now, fmt, (double)values[last]);
+	// a full ring starts at `next`; a filling one at 0
+	int offset = p.count == PANEL_PLOT_LENGTH ? p.next : 0;
+	ImGui::PlotLines(label, values, p.count, offset, now, FLT_MAX, FLT_MAX, ImVec2(0.0f, 50.0f));
+}
+
+static bool log_slider(const char *label, float *v, float lo, float hi, const char *fmt)
+{
+	return ImGui::SliderFloat(label, v, lo, hi, fmt, ImGuiSliderFlags_Logarithmic);
+}
+
+// A spring's stiffness and damping side by side: one row per kind keeps the panel short.
+static bool spring_row(const char *label, float *stiffness, float *damping)
+{
+	float half = 0.5f * (ImGui::CalcItemWidth() - ImGui::GetStyle().ItemInnerSpacing.x);
+	ImGui::PushID(label);
+	ImGui::SetNextItemWidth(half);
+	bool changed = log_slider("##k", stiffness, 0.01f, 1e5f, "%.4g");
+	ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+	ImGui::SetNextItemWidth(half);
+	changed |= log_slider(label, damping, 0.0f, 100.0f, "%.4g");
+	ImGui::PopID();
+	return changed;
+}
+
+static void not_yet(const char *label)
+{
+	bool off = false;
+	ImGui::BeginDisabled();
+	ImGui::Checkbox(label, &off);
+	ImGui::EndDisabled();
+	if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+		ImGui::SetTooltip("needs sim debug data (not yet)");
+}
+
+static void run_section(panel_model &m)
+{
+	const st_snapshot *s = m.snapshot;
+	if (ImGui::Button(s->paused ? "Play" : "Pause"))
+		m.action = s->paused ? PANEL_PLAY : PANEL_PAUSE;
+	ImGui::SameLine();
+	if (ImGui::Button("Step"))
+		m.action = PANEL_STEP;
+	ImGui::SameLine();
+	if (ImGui::Button("Reset"))
+		m.action = PANEL_RESET;
+	ImGui::SameLine();
+	if (ImGui::Button("Quit"))
+		m.action = PANEL_QUIT;
+
+	const scn_info *current = m.scene >= 0 ? scn_builtin_info(m.scene) : nullptr;
+	if (ImGui::BeginCombo("scene", current ? current->name : m.layout->scene)) {
+		for (int i = 0; i < scn_builtin_count(); i++) {
+			const scn_info *info = scn_builtin_info(i);
+			if (ImGui::Selectable(info->name, i == m.scene) && i != m.scene) {
+				m.scene = i;
+				m.scene_changed = true;
+			}
+			if (ImGui::IsItemHovered())
+				ImGui::SetTooltip("%s", info->description);
+		}
+		ImGui::EndCombo();
+	}
+	ImGui::Text("dt %.3g ms (the scene's, fixed)   t = %.2f s", 1e3 * (double)m.layout->dt, s->time);
+}
+
+static void integrator_section(panel_model &m)
+{
+	int integrator = (int)m.def.integrator;
+	if (ImGui::BeginCombo("integrator", sim_integrator_name(m.def.integrator))) {
+		for (int i = 0; i < SIM_INTEGRATOR_COUNT; i++)
+			if (ImGui::Selectable(sim_integrator_name((sim_integrator)i), i == integrator) && i != integrator) {
+				m.def.integrator = (sim_integrator)i;
+				m.def_changed = true;
+			}
+		ImGui::EndCombo();
+	}
+	m.def_changed |= ImGui::SliderInt("substeps", &m.def.substeps, 1, 32);
+}
+
+static void material_section(panel_model &m)
+{
+	if (m.layout->object_count == 0) {
+		ImGui::TextDisabled("no cloth in this scene");
+		return;
+	}
+	if (m.layout->object_count > 1 && ImGui::BeginCombo("object", m.layout->objects[m.object].name)) {
+		for (int i = 0; i < m.layout->object_count; i++)
+			if (ImGui::Selectable(m.layout->objects[i].name, i == m.object) && i != m.object) {
+				m.object = i;
+				m.object_changed = true;
+			}
+		ImGui::EndCombo();
+	}
+	if (m.object_changed)
+		return; // the demo fills in that object's material next frame
+	sim_material &mat = m.material;
+	static const char *const kinds[SIM_SPRING_KIND_COUNT] = {"structural", "shear", "bend"};
+	bool changed = false;
+	ImGui::TextDisabled("stiffness N/m, damping N s/m");
+	for (int k = 0; k < SIM_SPRING_KIND_COUNT; k++)
+		changed |= spring_row(kinds[k], &mat.stiffness[k], &mat.damping[k]);
+	if (mat.anchor_stiffness > 0.0f)
+		changed |= spring_row("anchors", &mat.anchor_stiffness, &mat.anchor_damping);
+	if (mat.total_mass > 0.0f)
+		changed |= log_slider("mass", &mat.total_mass, 1e-4f, 100.0f, "%.4g kg");
+	else
+		changed |= log_slider("density", &mat.areal_density, 1e-3f, 10.0f, "%.4g kg/m2");
+	changed |= ImGui::SliderFloat("thickness", &mat.thickness, 0.0f, 0.05f, "%.4f m");
+	changed |= ImGui::SliderFloat("friction", &mat.friction, 0.0f, 2.0f, "%.2f");
+	m.material_changed = changed;
+}
+
+static void world_section(panel_model &m)
+{
+	sim_world_def &d = m.def;
+	bool changed = false;
+	changed |= ImGui::SliderFloat3("gravity", d.gravity, -20.0f, 20.0f, "%.2f");
+	changed |= ImGui::SliderFloat3("wind", d.wind, -20.0f, 20.0f, "%.1f");
+	changed |= ImGui::SliderFloat("air damping", &d.air_damping, 0.0f, 10.0f, "%.3f /s", ImGuiSliderFlags_Logarithmic);
+	changed |= ImGui::Checkbox("Provot strain limit", &d.strain_limit);
+	ImGui::BeginDisabled(!d.strain_limit);
+	changed |= log_slider("tau", &d.strain_tau, 0.001f, 1.0f, "%.3f");
+	ImGui::EndDisabled();
+	m.def_changed |= changed;
+}
+
+static void display_section(panel_model &m)
+{
+	static const char *const styles[RD_STYLE_COUNT] = {"solid", "wireframe", "wireframe over solid"};
+	int style = (int)m.style;
+	if (ImGui::Combo("style", &style, styles, RD_STYLE_COUNT))
+		m.style = (rd_style)style;
+	ImGui::Checkbox("floor grid", &m.floor_grid);
+	ImGui::SameLine();
+	ImGui::Checkbox("heads-up line", &m.show_hud);
+	ImGui::Checkbox("vertex ids", &m.vertex_ids);
+	ImGui::Checkbox("velocity arrows", &m.velocity_arrows);
+	ImGui::BeginDisabled(!m.velocity_arrows);
+	log_slider("length", &m.arrow_length, 1e-3f, 10.0f, "%.3f s");
+	ImGui::SliderFloat("width", &m.arrow_width, 0.5f, 6.0f, "%.1f px");
+	ImGui::EndDisabled();
+	not_yet("bounding boxes by depth");
+	not_yet("broad-phase proximities");
+	not_yet("narrow-phase proximities, collisions");
+	not_yet("state before collision handling");
+}
+
+static void plots_section(const panel_model &m)
+{
+	const panel_plots &p = *m.plots;
+	plot("energy", p.energy, p, "%.4g J");
+	plot("max strain", p.strain, p, "%.4f");
+	plot("step p50", p.step_us, p, "%.0f us");
+}
+
+void panel_build(panel *p, panel_model *model)
+{
+	panel_model &m = *model;
+	m.scene_changed = m.def_changed = m.object_changed = m.material_changed = false;
+	m.action = PANEL_NONE;
+	overlays(m.overlay);
+	if (m.show_hud)
+		hud(m);
+	p->rect_valid = false;
+	if (m.show_panel) {
+		// on the right, so that the cloth (centred by the scene's camera) stays clickable
+		ImVec2 screen = ImGui::GetIO().DisplaySize;
+		float width = std::fmin(340.0f, 0.42f * screen.x);
+		ImGui::SetNextWindowPos(ImVec2(screen.x - width - 8.0f, 8.0f), ImGuiCond_Always);
+		ImGui::SetNextWindowSize(ImVec2(width, screen.y - 16.0f), ImGuiCond_Always);
+		ImGui::SetNextWindowBgAlpha(0.85f);
+		const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+		                               ImGuiWindowFlags_NoSavedSettings;
+		if (ImGui::Begin("tela  (H hides)", nullptr, flags)) {
+			ImGui::PushItemWidth(-90.0f);
+			if (ImGui::CollapsingHeader("Run", ImGuiTreeNodeFlags_DefaultOpen))
+				run_section(m);
+			if (ImGui::CollapsingHeader("Integrator", ImGuiTreeNodeFlags_DefaultOpen))
+				integrator_section(m);
+			if (ImGui::CollapsingHeader("Material", ImGuiTreeNodeFlags_DefaultOpen))
+				material_section(m);
+			if (ImGui::CollapsingHeader("World", ImGuiTreeNodeFlags_DefaultOpen))
+				world_section(m);
+			if (ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen))
+				plots_section(m);
+			if (ImGui::CollapsingHeader("Display and debug views"))
+				display_section(m);
+			ImGui::PopItemWidth();
+		}
+		ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+		p->rect[0] = pos.x, p->rect[1] = pos.y, p->rect[2] = size.x, p->rect[3] = size.y;
+		p->rect_valid = true;
+		ImGui::End();
+	}
+	p->popup_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+}

@@ -1,0 +1,92 @@
+/* The demo's parameter panel, heads-up line, live plots and debug overlays (Dear ImGui,
+ * behind this C interface so that the rest of tela stays C).  The panel only shows and
+ * edits a panel_model: the demo fills it every frame, hands it to panel_build, and turns
+ * what the user changed into simulation commands itself (demo_apply_panel).  Nothing
+ * here knows the simulation thread or the camera. */
+#ifndef TELA_PANEL_H
+#define TELA_PANEL_H
+
+#include "render.h"
+#include "sim_thread.h"
+
+#include <SDL2/SDL.h>
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ring buffers of the live plots, fed by the demo from every new snapshot. */
+enum { PANEL_PLOT_LENGTH = 600 };
+
+typedef struct panel_plots {
+	float energy[PANEL_PLOT_LENGTH];  /* kinetic + potential, J */
+	float strain[PANEL_PLOT_LENGTH];  /* maximum strain */
+	float step_us[PANEL_PLOT_LENGTH]; /* step time p50, microseconds */
+	int count;                        /* entries filled, up to PANEL_PLOT_LENGTH */
+	int next;                         /* where the next entry goes (the oldest once full) */
+} panel_plots;
+
+/* What the overlays draw, already projected to pixels (origin top-left). */
+typedef struct panel_overlay {
+	const float (*arrows)[4]; /* x0 y0 x1 y1 */
+	int arrow_count;
+	float arrow_width;        /* pixels */
+	const float (*labels)[2]; /* where each id is written */
+	const int *label_ids;
+	int label_count;
+} panel_overlay;
+
+typedef enum panel_action { PANEL_NONE, PANEL_PLAY, PANEL_PAUSE, PANEL_STEP, PANEL_RESET, PANEL_QUIT } panel_action;
+
+typedef struct panel_model {
+	/* shown only */
+	const st_layout *layout;
+	const st_snapshot *snapshot;
+	double render_fps;
+	const panel_plots *plots;
+	panel_overlay overlay;
+	bool show_panel, show_hud;
+	/* shown and edited in place; the panel sets the matching *_changed flag */
+	int scene;           /* index into scn_builtin_info, -1 when a file was loaded */
+	sim_world_def def;   /* integrator, substeps, gravity, wind, air damping, Provot */
+	int object;          /* the cloth object whose material is shown */
+	sim_material material;
+	/* the demo's own settings, edited in place with no flag */
+	rd_style style;
+	bool floor_grid;
+	bool vertex_ids, velocity_arrows;
+	float arrow_length;  /* s: an arrow spans length * v */
+	float arrow_width;   /* pixels */
+	/* what the user did in this frame */
+	bool scene_changed, def_changed, object_changed, material_changed;
+	panel_action action;
+} panel_model;
+
+typedef struct panel panel;
+
+/* Starts ImGui on the window's current GL context; NULL if its backends refuse. */
+panel *panel_create(SDL_Window *window, SDL_GLContext context);
+void panel_destroy(panel **p);
+
+/* Gives ImGui the event and says whether it is ImGui's: a press or wheel over the panel,
+ * the motion and release of a drag that began on the panel, and keys while a text field
+ * or slider is active.  The demo ignores the events it claims. */
+bool panel_handle_event(panel *p, const SDL_Event *event);
+
+/* One frame: begin, build (which edits the model), then render after the scene is drawn
+ * and before the buffers are swapped. */
+void panel_begin_frame(panel *p);
+void panel_build(panel *p, panel_model *model);
+void panel_render(panel *p);
+
+/* The panel window's rectangle as last built (x, y, width, height in pixels); false when
+ * it was hidden. */
+bool panel_rect(const panel *p, float rect[4]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

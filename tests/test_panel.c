@@ -1,0 +1,314 @@
+/* The demo's panel (Dear ImGui), offscreen or under Xvfb: frames with the panel, the
+ * heads-up line and the debug overlays raise no GL errors; the panel claims the mouse
+ * over itself and nowhere else; its edits, turned into commands the way every frame
+ * turns them, reach the simulation; H and F1 hide it; a scene chosen in it restarts the
+ * demo in the same window. */
+#define _POSIX_C_SOURCE 200809L
+#include "test.h"
+
+#include "demo.h"
+
+#include <SDL2/SDL.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef TELA_TEST_DATA
+#error "TELA_TEST_DATA must name tests/data"
+#endif
+
+static demo *open_demo(const char *scene, double rate_scale)
+{
+	if (!getenv("DISPLAY"))
+		setenv("SDL_VIDEODRIVER", "offscreen", 1);
+	demo_options o = demo_options_default();
+	o.scene = scene;
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 1000, o.height = 600;
+	o.vsync = false;
+	o.rate_scale = rate_scale;
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	if (!d)
+		fprintf(stderr, "demo_create: %s\n", error);
+	return d;
+}
+
+static void frames(demo *d, int n)
+{
+	for (int i = 0; i < n; i++)
+		demo_frame(d);
+}
+
+/* Frames until the simulation has taken `steps` more steps (it runs unpaced). */
+static const st_snapshot *run_steps(demo *d, int64_t steps)
+{
+	int64_t until = demo_snapshot(d)->steps + steps;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const st_snapshot *s;
+	do {
+		demo_frame(d);
+		s = demo_snapshot(d);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (s->steps < until && t.tv_sec - t0.tv_sec < 120);
+	return s;
+}
+
+static SDL_Event button(Uint32 type, int x, int y)
+{
+	SDL_Event e = {.type = type};
+	e.button.button = SDL_BUTTON_LEFT, e.button.clicks = 1, e.button.x = x, e.button.y = y;
+	e.button.state = type == SDL_MOUSEBUTTONDOWN ? SDL_PRESSED : SDL_RELEASED;
+	return e;
+}
+
+static SDL_Event motion(int x, int y, int dx, int dy, Uint32 buttons)
+{
+	SDL_Event e = {.type = SDL_MOUSEMOTION};
+	e.motion.x = x, e.motion.y = y, e.motion.xrel = dx, e.motion.yrel = dy, e.motion.state = buttons;
+	return e;
+}
+
+static void push_key(SDL_Keycode key)
+{
+	SDL_Event e = {.type = SDL_KEYDOWN};
+	e.key.keysym.sym = key;
+	e.key.state = SDL_PRESSED;
+	SDL_PushEvent(&e);
+	e.type = SDL_KEYUP;
+	e.key.state = SDL_RELEASED;
+	SDL_PushEvent(&e);
+}
+
+/* A left drag of 10 steps of (dx, dy) pixels from (x, y), pushed as events. */
+static void push_drag(demo *d, int x, int y, int dx, int dy)
+{
+	SDL_Event e = motion(x, y, 0, 0, 0);
+	SDL_PushEvent(&e);
+	e = button(SDL_MOUSEBUTTONDOWN, x, y);
+	SDL_PushEvent(&e);
+	frames(d, 1);
+	for (int k = 1; k <= 10; k++) {
+		e = motion(x + k * dx, y + k * dy, dx, dy, SDL_BUTTON_LMASK);
+		SDL_PushEvent(&e);
+		frames(d, 1);
+	}
+	e = button(SDL_MOUSEBUTTONUP, x + 10 * dx, y + 10 * dy);
+	SDL_PushEvent(&e);
+	frames(d, 1);
+}
+
+static void test_panel_frames_without_gl_errors(void)
+{
+	demo *d = open_demo("hanging", 1.0);
+	REQUIRE(d != NULL);
+	REQUIRE_MSG(demo_panel(d) != NULL, "the panel did not start");
+	/* the debug overlays on as well: vertex ids and velocity arrows while the cloth falls */
+	panel_model m;
+	demo_panel_model(d, &m);
+	m.vertex_ids = m.velocity_arrows = true;
+	m.arrow_length = 0.2f, m.arrow_width = 2.0f;
+	m.style = RD_SOLID_WIREFRAME;
+	CHECK(demo_apply_panel(d, &m));
+	frames(d, 30);
+	demo_panel_model(d, &m);
+	CHECK(m.vertex_ids && m.velocity_arrows && m.style == RD_SOLID_WIREFRAME);
+	CHECK_MSG(m.overlay.label_count == 400, "%d vertex ids on screen, expected all 400", m.overlay.label_count);
+	CHECK_MSG(m.overlay.arrow_count > 0, "no velocity arrows");
+	CHECK_MSG(m.plots->count > 0, "the plots were not fed");
+	float r[4];
+	CHECK(panel_rect(demo_panel(d), r));
+	CHECK_MSG(r[0] > 500.0f && r[0] + r[2] <= 1000.0f && r[2] > 100.0f && r[3] > 300.0f,
+	          "panel at %.0f %.0f, %.0f x %.0f: not on the right half", (double)r[0], (double)r[1], (double)r[2],
+	          (double)r[3]);
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static void test_panel_claims_only_its_own_clicks(void)
+{
+	demo *d = open_demo(TELA_TEST_DATA "/scenes/grab.ini", 1.0);
+	REQUIRE(d != NULL);
+	panel *p = demo_panel(d);
+	REQUIRE(p != NULL);
+	frames(d, 3);
+	float r[4];
+	REQUIRE(panel_rect(p, r));
+	int px = (int)(r[0] + 0.5f * r[2]), py = (int)(r[1] + 0.5f * r[3]);
+	/* the cloth's centre vertex (40), on screen left of the panel */
+	float cx, cy;
+	demo_project(d, demo_snapshot(d)->positions[40], &cx, &cy);
+	CHECK_MSG(cx < r[0], "the cloth (x %.0f) is under the panel (from x %.0f)", (double)cx, (double)r[0]);
+
+	SDL_Event e = button(SDL_MOUSEBUTTONDOWN, px, py);
+	CHECK(panel_handle_event(p, &e));
+	e = motion(px - 200, py, -200, 0, SDL_BUTTON_LMASK);
+	CHECK_MSG(panel_handle_event(p, &e), "a drag that began on the panel is the panel's");
+	e = button(SDL_MOUSEBUTTONUP, px - 200, py);
+	CHECK(panel_handle_event(p, &e));
+
+	e = button(SDL_MOUSEBUTTONDOWN, (int)cx, (int)cy);
+	CHECK(!panel_handle_event(p, &e));
+	e = motion(px, py, 300, 0, SDL_BUTTON_LMASK);
+	CHECK_MSG(!panel_handle_event(p, &e), "a drag that began on the cloth is the demo's, also over the panel");
+	e = button(SDL_MOUSEBUTTONUP, px, py);
+	CHECK(!panel_handle_event(p, &e));
+
+	e = motion(px, py, 0, 0, 0);
+	panel_handle_event(p, &e);
+	SDL_Event wheel = {.type = SDL_MOUSEWHEEL};
+	wheel.wheel.y = 1;
+	CHECK_MSG(panel_handle_event(p, &wheel), "the wheel over the panel scrolls the panel");
+	e = motion((int)cx, (int)cy, 0, 0, 0);
+	panel_handle_event(p, &e);
+	CHECK_MSG(!panel_handle_event(p, &wheel), "the wheel over the cloth zooms");
+
+	/* through the event queue: a drag on the panel leaves the camera alone, one on empty
+	 * space (top left, below the heads-up line) orbits it */
+	cam_orbit before = *demo_camera(d);
+	push_drag(d, px, py, -15, 5);
+	CHECK_MSG(demo_camera(d)->yaw == before.yaw && demo_camera(d)->pitch == before.pitch,
+	          "a drag on the panel moved the camera");
+	CHECK(demo_snapshot(d)->grabbed_vertex == -1);
+	push_drag(d, 60, 400, 5, 3);
+	CHECK_MSG(demo_camera(d)->yaw != before.yaw, "a drag on empty space did not orbit");
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static void test_panel_edits_reach_simulation(void)
+{
+	/* the weightless square pinned at its centre vertex, unpaced so that it settles fast */
+	demo *d = open_demo(TELA_TEST_DATA "/scenes/grab.ini", 0.0);
+	REQUIRE(d != NULL);
+	frames(d, 2);
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK_NEAR(m.def.gravity[1], 0.0, 1e-6);
+	REQUIRE(m.layout->object_count == 1);
+	m.def.gravity[1] = -9.81f;
+	m.def.integrator = SIM_IMPLICIT;
+	m.def.strain_limit = false;
+	m.def_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	/* the panel keeps showing what was sent, not the lagging snapshot */
+	demo_panel_model(d, &m);
+	CHECK_NEAR(m.def.gravity[1], -9.81, 1e-6);
+	const st_snapshot *s = run_steps(d, 4000);
+	CHECK_NEAR(s->def.gravity[1], -9.81, 1e-6);
+	CHECK_MSG(s->def.integrator == SIM_IMPLICIT, "integrator %s", sim_integrator_name(s->def.integrator));
+	CHECK(!s->def.strain_limit);
+	/* the lower half now hangs from the centre pin: its corner (vertex 80, at y 0.8) sank
+	 * (by some 5 mm: the springs are stiff for its weight) */
+	CHECK_MSG(s->positions[80][1] < 0.798f, "corner at y %.4f: gravity did not act", (double)s->positions[80][1]);
+	float inverse_mass = s->positions[0][3];
+	float strain = s->stats.max_strain;
+	REQUIRE(inverse_mass > 0.0f && strain > 0.0f);
+
+	/* twice the density: half the inverse mass, exactly as the world stepped it */
+	demo_panel_model(d, &m);
+	REQUIRE(m.material.total_mass == 0.0f);
+	float density = m.material.areal_density * 2.0f;
+	m.material.areal_density = density;
+	m.material_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	s = run_steps(d, 3000);
+	CHECK_NEAR(s->positions[0][3], 0.5 * inverse_mass, 1e-3 * inverse_mass);
+	float heavier = s->stats.max_strain;
+
+	/* a fifth of the stiffness: the hanging cloth stretches several times more */
+	demo_panel_model(d, &m);
+	CHECK_NEAR(m.material.areal_density, density, 0.0); /* the panel shows the material as sent */
+	for (int k = 0; k < SIM_SPRING_KIND_COUNT; k++)
+		m.material.stiffness[k] /= 5.0f;
+	m.material_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	s = run_steps(d, 4000);
+	CHECK_MSG(s->stats.max_strain > 2.0f * heavier, "max strain %.4f at a fifth of the stiffness, %.4f before",
+	          (double)s->stats.max_strain, (double)heavier);
+	printf("max strain: %.4f, twice as dense %.4f, then a fifth as stiff %.4f\n", (double)strain, (double)heavier,
+	       (double)s->stats.max_strain);
+
+	/* reset brings the scene's settings and material back */
+	demo_panel_model(d, &m);
+	m.action = PANEL_RESET;
+	CHECK(demo_apply_panel(d, &m));
+	run_steps(d, 10);
+	demo_panel_model(d, &m);
+	CHECK_NEAR(m.def.gravity[1], 0.0, 1e-6);
+	CHECK_NEAR(m.material.stiffness[SIM_SPRING_STRUCTURAL], m.layout->objects[0].material.stiffness[SIM_SPRING_STRUCTURAL],
+	           1e-6);
+
+	/* the quit button ends the demo */
+	m.action = PANEL_QUIT;
+	CHECK(!demo_apply_panel(d, &m));
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static void test_keys_hide_panel_and_hud(void)
+{
+	demo *d = open_demo(TELA_TEST_DATA "/scenes/grab.ini", 1.0);
+	REQUIRE(d != NULL);
+	frames(d, 2);
+	float r[4];
+	CHECK(panel_rect(demo_panel(d), r));
+	push_key(SDLK_h);
+	frames(d, 2);
+	CHECK_MSG(!panel_rect(demo_panel(d), r), "H did not hide the panel");
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK(!m.show_panel && m.show_hud);
+	push_key(SDLK_F1);
+	push_key(SDLK_h);
+	frames(d, 2);
+	demo_panel_model(d, &m);
+	CHECK(m.show_panel && !m.show_hud);
+	CHECK(panel_rect(demo_panel(d), r));
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static void test_scene_switch_keeps_window(void)
+{
+	demo *d = open_demo(TELA_TEST_DATA "/scenes/grab.ini", 1.0);
+	REQUIRE(d != NULL);
+	frames(d, 2);
+	int tetrahedron = -1;
+	for (int i = 0; i < scn_builtin_count(); i++)
+		if (strcmp(scn_builtin_info(i)->name, "tetrahedron") == 0)
+			tetrahedron = i;
+	REQUIRE(tetrahedron >= 0);
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK(m.scene == -1); /* a scene file, not a built-in one */
+	m.scene = tetrahedron;
+	m.scene_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	frames(d, 5);
+	CHECK_MSG(strcmp(st_get_layout(demo_sim(d))->scene, "tetrahedron") == 0, "scene %s",
+	          st_get_layout(demo_sim(d))->scene);
+	CHECK(demo_snapshot(d)->vertex_count == 4);
+	demo_panel_model(d, &m);
+	CHECK(m.scene == tetrahedron);
+	char error[256];
+	CHECK(!demo_switch_scene(d, "no-such-scene", error, sizeof error));
+	frames(d, 2);
+	CHECK_MSG(demo_snapshot(d)->vertex_count == 4, "a failed switch left the old scene");
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static const test_case tests[] = {
+    TEST(test_panel_frames_without_gl_errors),
+    TEST(test_panel_claims_only_its_own_clicks),
+    TEST(test_panel_edits_reach_simulation),
+    TEST(test_keys_hide_panel_and_hud),
+    TEST(test_scene_switch_keeps_window),
+};
+
+TEST_MAIN(tests)
