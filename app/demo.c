@@ -75,7 +75,7 @@ struct demo {
 	bool orbiting, panning;
 	uint64_t last_frame_ns;
 	/* capture */
-	bool recording, screenshot_requested;
+	bool recording, screenshot_requested, exporting;
 	int record_index, screenshot_index;
 	int frames;
 	char title[256];
@@ -227,6 +227,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 
 bool demo_switch_scene(demo *d, const char *scene, char *error, int error_size)
 {
+	d->exporting = false; /* the new scene's thread starts without an export */
 	char name[sizeof d->scene_name];
 	snprintf(name, sizeof name, "%s", scene); /* `scene` may be d->scene_name itself */
 	scn_scene *next = NULL;
@@ -511,6 +512,20 @@ static bool key(demo *d, SDL_Keycode k)
 		}
 		fprintf(stderr, "tela: %s\n", d->recording ? "recording frames into tela-frames/" : "recording stopped");
 		break;
+	case SDLK_e: {
+		/* every simulation step's meshes, written by the simulation thread so none is missed */
+		st_command c = {.kind = ST_EXPORT};
+		d->exporting = !d->exporting;
+		if (d->exporting && mkdir("tela-meshes", 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "tela: tela-meshes: %s\n", strerror(errno));
+			d->exporting = false;
+		}
+		if (d->exporting)
+			snprintf(c.path, sizeof c.path, "tela-meshes");
+		st_send(d->sim, &c);
+		fprintf(stderr, "tela: %s\n", d->exporting ? "exporting every step's meshes into tela-meshes/" : "mesh export stopped");
+		break;
+	}
 	default:
 		if (k >= SDLK_1 && k <= SDLK_8)
 			set_integrator(d, (int)(k - SDLK_1));

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef TELA_TEST_DATA
 #error "TELA_TEST_DATA must name tests/data"
@@ -106,7 +107,69 @@ static void grab_pulls_corner(int width, int height, bool with_panel)
 static void test_mouse_grab_pulls_corner(void) { grab_pulls_corner(400, 300, false); }
 static void test_mouse_grab_with_panel(void) { grab_pulls_corner(1000, 600, true); }
 
+static void push_key(SDL_Keycode k)
+{
+	SDL_Event e = {.type = SDL_KEYDOWN};
+	e.key.keysym.sym = k;
+	e.key.state = SDL_PRESSED;
+	SDL_PushEvent(&e);
+}
+
+/* E starts and stops the export of every step's meshes: the files run from one step to
+ * the next without a gap, each a whole mesh of the square's 128 triangles. */
+static void test_export_key(void)
+{
+	char dir[] = "/tmp/tela-demo-XXXXXX";
+	REQUIRE(mkdtemp(dir) != NULL);
+	char here[1024];
+	REQUIRE(getcwd(here, sizeof here) != NULL);
+	REQUIRE(chdir(dir) == 0);
+	if (!getenv("DISPLAY"))
+		setenv("SDL_VIDEODRIVER", "offscreen", 1);
+	demo_options o = demo_options_default();
+	o.scene = TELA_TEST_DATA "/scenes/grab.ini";
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 320, o.height = 240;
+	o.vsync = false;
+	o.panel = false;
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	REQUIRE_MSG(d != NULL, "%s", error);
+	frames(d, 0.05);
+	push_key(SDLK_e);
+	frames(d, 0.3);
+	push_key(SDLK_e);
+	frames(d, 0.1);
+	demo_destroy(&d);
+	int first = -1, last = -1, count = 0;
+	for (int step = 0; step < 100000; step++) {
+		char path[64];
+		snprintf(path, sizeof path, "tela-meshes/frame%06d_square.stl", step);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		int facets = 0;
+		char line[256];
+		while (fgets(line, sizeof line, f))
+			facets += strstr(line, "facet normal") != NULL;
+		fclose(f);
+		CHECK_MSG(facets == 128, "%s: %d facets", path, facets);
+		if (first < 0)
+			first = step;
+		last = step;
+		count++;
+		remove(path);
+	}
+	rmdir("tela-meshes");
+	REQUIRE(chdir(here) == 0);
+	rmdir(dir);
+	CHECK_MSG(count > 10, "%d meshes exported", count);
+	CHECK_MSG(count == last - first + 1, "steps %d..%d but %d files: a step was missed", first, last, count);
+}
+
 static const test_case tests[] = {
+    TEST(test_export_key),
     TEST(test_mouse_grab_pulls_corner),
     TEST(test_mouse_grab_with_panel),
 };
