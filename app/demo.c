@@ -681,6 +681,7 @@ void demo_panel_model(demo *d, panel_model *m)
 	m->show_panel = d->show_panel, m->show_hud = d->show_hud;
 	m->scene = builtin_index(d->options.scene);
 	m->def = *current_def(d);
+	m->dt = d->snapshot->dt > 0.0f ? d->snapshot->dt : d->layout->dt;
 	m->object = d->object;
 	if (d->layout->object_count > 0)
 		m->material = d->materials[d->object];
@@ -697,6 +698,10 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 	d->arrow_length = m->arrow_length, d->arrow_width = m->arrow_width;
 	if (m->def_changed)
 		send_def(d, &m->def);
+	if (m->dt_changed) {
+		st_command c = {.kind = ST_SET_DT, .dt = m->dt};
+		st_send(d->sim, &c);
+	}
 	bool valid_object = m->object >= 0 && m->object < d->layout->object_count;
 	if (m->object_changed && valid_object) {
 		d->object = m->object;

@@ -246,7 +246,13 @@ static void run_section(panel_model &m)
 		}
 		ImGui::EndCombo();
 	}
-	ImGui::Text("dt %.3g ms (the scene's, fixed)   t = %.2f s", 1e3 * (double)m.layout->dt, s->time);
+	/* in milliseconds, the unit people think of steps in; applied when the edit ends so
+	 * that typing "0.5" does not pass through "0" */
+	float ms = 1e3f * m.dt;
+	if (ImGui::InputFloat("dt (ms)", &ms, 0.1f, 1.0f, "%.3f") && ms >= 0.001f && ms <= 100.0f)
+		m.dt = 1e-3f * ms;
+	m.dt_changed |= ImGui::IsItemDeactivatedAfterEdit();
+	ImGui::Text("t = %.2f s (scene dt %.3g ms)", s->time, 1e3 * (double)m.layout->dt);
 }
 
 static void integrator_section(panel_model &m)

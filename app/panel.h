@@ -51,6 +51,7 @@ typedef struct panel_model {
 	/* shown and edited in place; the panel sets the matching *_changed flag */
 	int scene;           /* index into scn_builtin_info, -1 when a file was loaded */
 	sim_world_def def;   /* integrator, substeps, gravity, wind, air damping, Provot */
+	float dt;            /* the simulation step, s */
 	int object;          /* the cloth object whose material is shown */
 	sim_material material;
 	/* the demo's own settings, edited in place with no flag */
@@ -60,7 +61,7 @@ typedef struct panel_model {
 	float arrow_length;  /* s: an arrow spans length * v */
 	float arrow_width;   /* pixels */
 	/* what the user did in this frame */
-	bool scene_changed, def_changed, object_changed, material_changed;
+	bool scene_changed, def_changed, dt_changed, object_changed, material_changed;
 	panel_action action;
 } panel_model;
 

@@ -46,6 +46,7 @@ struct st_thread {
 	st_options options;
 	st_layout layout;
 	int64_t period_ns; /* wall time per step; 0: as fast as possible */
+	float dt;          /* the step now in use; the thread's own once it runs */
 
 	/* The simulation thread's own (st_start fills them before the thread exists). */
 	sim_world *world;
@@ -61,6 +62,8 @@ struct st_thread {
 	int64_t executed;     /* steps attempted since start (a reset does not rewind it) */
 	char message[256];
 	char export_dir[256]; /* non-empty: every step's meshes are written there */
+	unsigned debug_flags; /* ST_SET_DEBUG: what every publication carries */
+	int debug_depth_min, debug_depth_max;
 	float step_us[TIMING_WINDOW];
 	int timing_count, timing_pos;
 	int64_t rate_t[RATE_SAMPLES], rate_n[RATE_SAMPLES];
@@ -209,6 +212,10 @@ static void free_snapshot(st_snapshot *s)
 	free(s->positions);
 	free(s->velocities);
 	free(s->obstacle_pose);
+	free(s->debug_pairs);
+	free(s->debug_obstacle_vertices);
+	free(s->debug_predicted_store);
+	free(s->debug_boxes);
 }
 
 bool st_layout_build(st_layout *l, const scn_scene *scene, const sim_world *w)
@@ -308,12 +315,102 @@ void st_snapshot_capture(st_snapshot *s, const sim_world *w)
 	s->def = *sim_world_get_def(w);
 }
 
+/* Grows a debug array to hold `needed` elements, doubling (so a growing count
+ * reallocates a few times only), never past `most`. */
+static bool grow_debug(void **p, int *capacity, int needed, int most, size_t elem)
+{
+	needed = needed < most ? needed : most;
+	if (needed <= *capacity)
+		return true;
+	int cap = *capacity ? *capacity : 1024;
+	while (cap < needed)
+		cap = cap > most / 2 ? most : 2 * cap;
+	void *q = realloc(*p, elem * (size_t)cap);
+	if (!q)
+		return false;
+	*p = q;
+	*capacity = cap;
+	return true;
+}
+
+bool st_snapshot_capture_debug(st_snapshot *s, const sim_world *w, unsigned flags, int depth_min, int depth_max)
+{
+	bool ok = true;
+	s->debug_flags = flags;
+	s->debug_pair_count = 0;
+	s->debug_pairs_truncated = false;
+	s->debug_obstacle_vertex_count = 0;
+	s->debug_predicted = NULL;
+	s->debug_depth_min = depth_min;
+	s->debug_depth_max = depth_max;
+	s->debug_tree_depth = -1;
+	s->debug_box_count = 0;
+	s->debug_boxes_truncated = false;
+
+	if (flags & ST_DEBUG_PAIRS) {
+		const sim_debug_pair *pairs = NULL;
+		bool truncated = false;
+		int n = sim_world_debug_pairs(w, &pairs, &truncated);
+		if (!grow_debug((void **)&s->debug_pairs, &s->debug_pair_capacity, n, SIM_DEBUG_MAX_PAIRS,
+		                sizeof *s->debug_pairs)) {
+			ok = false;
+			truncated = true;
+			n = s->debug_pair_capacity;
+		}
+		if (n > 0)
+			memcpy(s->debug_pairs, pairs, sizeof *s->debug_pairs * (size_t)n);
+		s->debug_pair_count = n;
+		s->debug_pairs_truncated = truncated;
+		/* the pairs' obstacle vertices, where they are now */
+		int m = sim_world_debug_obstacle_vertices(w, s->debug_obstacle_vertices, s->debug_obstacle_vertex_capacity);
+		if (m > s->debug_obstacle_vertex_capacity) {
+			if (grow_debug((void **)&s->debug_obstacle_vertices, &s->debug_obstacle_vertex_capacity, m, m,
+			               sizeof *s->debug_obstacle_vertices))
+				sim_world_debug_obstacle_vertices(w, s->debug_obstacle_vertices, s->debug_obstacle_vertex_capacity);
+			else
+				ok = false, m = 0, s->debug_pair_count = 0, s->debug_pairs_truncated = true;
+		}
+		s->debug_obstacle_vertex_count = m;
+	}
+	const vec4 *predicted = (flags & ST_DEBUG_PREDICTED) ? sim_world_debug_predicted(w) : NULL;
+	if (predicted && s->vertex_count > 0) {
+		if (!s->debug_predicted_store)
+			s->debug_predicted_store = malloc(sizeof(vec4) * (size_t)s->vertex_count);
+		if (s->debug_predicted_store) {
+			memcpy(s->debug_predicted_store, predicted, sizeof(vec4) * (size_t)s->vertex_count);
+			s->debug_predicted = s->debug_predicted_store;
+		} else {
+			ok = false;
+		}
+	}
+	if (flags & ST_DEBUG_BOXES) {
+		s->debug_tree_depth = sim_world_debug_tree_depth(w);
+		int cap = s->debug_box_capacity < ST_DEBUG_MAX_BOXES ? s->debug_box_capacity : ST_DEBUG_MAX_BOXES;
+		int n = sim_world_debug_boxes(w, depth_min, depth_max, s->debug_boxes, cap);
+		if (n > cap) {
+			/* the count is known now: one more walk fills the grown array */
+			if (grow_debug((void **)&s->debug_boxes, &s->debug_box_capacity, n, ST_DEBUG_MAX_BOXES,
+			               sizeof *s->debug_boxes)) {
+				cap = s->debug_box_capacity < ST_DEBUG_MAX_BOXES ? s->debug_box_capacity : ST_DEBUG_MAX_BOXES;
+				sim_world_debug_boxes(w, depth_min, depth_max, s->debug_boxes, cap);
+			} else {
+				ok = false;
+			}
+		}
+		s->debug_box_count = n < cap ? n : cap;
+		s->debug_boxes_truncated = n > cap;
+	}
+	return ok;
+}
+
 static void publish(st_thread *t)
 {
 	int64_t now = now_ns();
 	const sim_world *w = t->world;
 	st_snapshot *s = &t->slots[t->write_slot];
 	st_snapshot_capture(s, w);
+	/* out of memory shows as truncated (or missing) debug data; the simulation goes on */
+	(void)st_snapshot_capture_debug(s, w, t->debug_flags, t->debug_depth_min, t->debug_depth_max);
 	if (t->refresh_now || t->paused || now - t->last_refresh_ns >= REFRESH_NS) {
 		t->stats = *sim_world_stats(w);
 		t->stats_steps = sim_world_step_count(w);
@@ -323,6 +420,7 @@ static void publish(st_thread *t)
 	}
 	s->stats = t->stats;
 	s->stats_steps = t->stats_steps;
+	s->dt = t->dt;
 	s->paused = t->paused;
 	s->achieved_hz = achieved_hz(t, now);
 	s->target_hz = t->period_ns > 0 ? 1e9 / (double)t->period_ns : 0.0;
@@ -386,7 +484,7 @@ static void do_step(st_thread *t)
 	}
 
 	int64_t t0 = now_ns();
-	sim_result r = sim_world_step(t->world, t->layout.dt);
+	sim_result r = sim_world_step(t->world, t->dt);
 	int64_t t1 = now_ns();
 	t->step_us[t->timing_pos] = (float)((double)(t1 - t0) * 1e-3);
 	t->timing_pos = (t->timing_pos + 1) % TIMING_WINDOW;
@@ -443,6 +541,7 @@ static void do_reset(st_thread *t)
 	t->grabbed_vertex = -1;
 	sim_world_destroy(&t->world);
 	t->world = fresh;
+	sim_world_set_debug(t->world, t->debug_flags & (ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED));
 	t->timing_count = t->timing_pos = 0;
 	say(t, "reset");
 }
@@ -468,6 +567,9 @@ static void execute(st_thread *t, const st_command *c)
 		break;
 	case ST_RESET:
 		do_reset(t);
+		/* the scene's own step comes back with the scene */
+		t->dt = t->layout.dt;
+		t->period_ns = (int64_t)llround((double)t->dt * t->options.rate_scale * 1e9);
 		t->next_due = now_ns();
 		rate_restart(t, t->next_due);
 		break;
@@ -501,9 +603,26 @@ static void execute(st_thread *t, const st_command *c)
 	case ST_RELEASE:
 		release_grab(t);
 		break;
+	case ST_SET_DT:
+		if (!(c->dt >= 1e-6f && c->dt <= 0.1f)) {
+			say(t, "dt %g s refused: it must be in [1e-6, 0.1] s", (double)c->dt);
+			break;
+		}
+		t->dt = c->dt;
+		t->period_ns = t->options.rate_scale > 0.0 ? (int64_t)llround((double)c->dt * t->options.rate_scale * 1e9) : 0;
+		t->next_due = now_ns();
+		rate_restart(t, t->next_due);
+		say(t, "dt %.3g ms", 1e3 * (double)c->dt);
+		break;
 	case ST_EXPORT:
 		snprintf(t->export_dir, sizeof t->export_dir, "%s", c->path);
 		say(t, c->path[0] ? "exporting meshes into %s/ every step" : "mesh export stopped%s", c->path);
+		break;
+	case ST_SET_DEBUG:
+		t->debug_flags = c->debug_flags & (ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED | ST_DEBUG_BOXES);
+		t->debug_depth_min = c->debug_depth_min;
+		t->debug_depth_max = c->debug_depth_max;
+		sim_world_set_debug(t->world, t->debug_flags & (ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED));
 		break;
 	case ST_SET_MATERIAL: {
 		sim_result r = sim_world_set_material(t->world, c->object, &c->material);
@@ -659,6 +778,7 @@ st_thread *st_start(const scn_scene *scene, const st_options *options, scn_error
 	t->attachment = -1;
 	t->grabbed_vertex = -1;
 	t->refresh_now = true;
+	t->dt = dt;
 	t->period_ns = (int64_t)llround((double)dt * opt.rate_scale * 1e9);
 	t->write_slot = 0;
 	atomic_init(&t->middle, 1u);

@@ -48,6 +48,7 @@ typedef struct st_snapshot {
 	                          * once commands >= n */
 	int64_t steps;
 	double time;             /* simulated, s */
+	float dt;                /* the fixed step now in use (the scene's, unless ST_SET_DT changed it) */
 	int vertex_count;
 	vec4 *positions;         /* xyz, w = inverse mass as last stepped (0: constrained) */
 	vec3 *velocities;
@@ -67,7 +68,41 @@ typedef struct st_snapshot {
 	int grabbed_vertex;      /* -1: none */
 	vec3 grab_force;         /* N, the coupling force on the grabbed vertex */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
+
+	/* The seed's debug views (ST_SET_DEBUG), of the step this publication follows; every
+	 * count is 0 (and debug_predicted NULL) for what is not on.  The arrays belong to the
+	 * snapshot and are valid as long as it is. */
+	unsigned debug_flags;         /* ST_DEBUG_* in effect for this publication */
+	/* The collision pipeline's pairs of the last step (sim_world_debug_pairs): vertex
+	 * ids below vertex_count index positions; the ids from vertex_count on name the
+	 * triangle obstacles' vertices, at debug_obstacle_vertices[id - vertex_count]. */
+	int debug_pair_count;
+	bool debug_pairs_truncated;   /* more than SIM_DEBUG_MAX_PAIRS (or out of memory) */
+	sim_debug_pair *debug_pairs;
+	int debug_obstacle_vertex_count;
+	vec4 *debug_obstacle_vertices; /* at the obstacles' current pose */
+	vec4 *debug_predicted;        /* vertex_count: positions before collision response */
+	/* Hierarchy boxes with depth in [debug_depth_min, debug_depth_max], each {min xyz,
+	 * max xyz, depth} in pre-order per tree (sim_world_debug_boxes). */
+	int debug_depth_min, debug_depth_max;
+	int debug_tree_depth;         /* deepest level there is, -1: none (for the UI's range) */
+	int debug_box_count;
+	bool debug_boxes_truncated;   /* more than ST_DEBUG_MAX_BOXES (or out of memory) */
+	float (*debug_boxes)[7];
+	/* the writer's storage behind the arrays above (kept while the views are off) */
+	int debug_pair_capacity, debug_obstacle_vertex_capacity, debug_box_capacity;
+	vec4 *debug_predicted_store;
 } st_snapshot;
+
+/* What ST_SET_DEBUG turns on (command.debug_flags).  Pairs and predicted positions cost
+ * the simulation some time while on (docs/collisions.md); boxes cost only the copy. */
+enum {
+	ST_DEBUG_PAIRS = SIM_DEBUG_PAIRS,
+	ST_DEBUG_PREDICTED = SIM_DEBUG_PREDICTED,
+	ST_DEBUG_BOXES = 1u << 8,
+};
+/* Boxes copied into a snapshot at most (a 129 x 129 cloth has about 16k at every depth). */
+#define ST_DEBUG_MAX_BOXES 65536
 
 typedef enum st_command_kind {
 	ST_PLAY,
@@ -79,6 +114,8 @@ typedef enum st_command_kind {
 	ST_RELEASE,   /* let go */
 	ST_SET_MATERIAL, /* new material for cloth object `object` (sim_world_set_material) */
 	ST_EXPORT,    /* write every step's meshes into folder `path` (which must exist); "" stops */
+	ST_SET_DT,    /* a new fixed step `dt` (s); the real-time schedule follows it */
+	ST_SET_DEBUG, /* debug views: debug_flags (ST_DEBUG_*, 0: off), box depths [debug_depth_min, debug_depth_max] */
 } st_command_kind;
 
 typedef struct st_command {
@@ -88,6 +125,9 @@ typedef struct st_command {
 	int object;
 	sim_material material;
 	char path[256];
+	unsigned debug_flags;
+	int debug_depth_min, debug_depth_max;
+	float dt;
 } st_command;
 
 typedef struct st_thread st_thread;
@@ -130,6 +170,12 @@ void st_layout_free(st_layout *layout);
 bool st_snapshot_alloc(st_snapshot *snapshot, const st_layout *layout);
 /* Copies the world's state (positions, velocities, obstacle poses, time, settings). */
 void st_snapshot_capture(st_snapshot *snapshot, const sim_world *world);
+/* Copies the debug data `flags` asks for (ST_DEBUG_*; pairs and predicted positions only
+ * where the world recorded them, see sim_world_set_debug) and empties the rest, growing
+ * the snapshot's arrays as needed.  false when one could not grow (what fits is copied
+ * and marked truncated). */
+bool st_snapshot_capture_debug(st_snapshot *snapshot, const sim_world *world, unsigned flags, int depth_min,
+                               int depth_max);
 void st_snapshot_free(st_snapshot *snapshot);
 
 #endif

@@ -798,7 +798,89 @@ static void test_export(void)
 	scn_scene_free(&scene);
 }
 
+/* ST_SET_DEBUG: while on, every snapshot carries the last step's pairs, predicted
+ * positions and the boxes of the chosen depths, exactly what the same world stepped
+ * directly records; a reset keeps the views on; off, the snapshot carries nothing. */
+static void check_debug_empty(const st_snapshot *s)
+{
+	CHECK(s->debug_flags == 0);
+	CHECK(s->debug_pair_count == 0 && !s->debug_pairs_truncated && s->debug_obstacle_vertex_count == 0);
+	CHECK(s->debug_predicted == NULL);
+	CHECK(s->debug_box_count == 0 && !s->debug_boxes_truncated && s->debug_tree_depth == -1);
+}
+
+static void test_debug_views(void)
+{
+	scn_scene *scene = load("two-cloths");
+	REQUIRE(scene);
+	sim_world *direct = NULL;
+	REQUIRE(scn_build(scene, &direct, NULL) == SCN_OK);
+	st_thread *t = start(scene, true, 0.0);
+	REQUIRE(t);
+	float dt = scn_scene_info(scene)->dt;
+	for (int i = 0; i < 3; i++)
+		send(t, ST_STEP);
+	const st_snapshot *s = settle(t);
+	REQUIRE(s && s->steps == 3);
+	check_debug_empty(s);
+	for (int i = 0; i < 3; i++)
+		REQUIRE(sim_world_step(direct, dt) == SIM_OK);
+
+	st_command c = {.kind = ST_SET_DEBUG,
+	                .debug_flags = ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED | ST_DEBUG_BOXES,
+	                .debug_depth_min = 1,
+	                .debug_depth_max = 3};
+	command(t, &c);
+	sim_world_set_debug(direct, SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
+	enum { N = 20 };
+	for (int i = 0; i < N; i++) {
+		send(t, ST_STEP);
+		REQUIRE(sim_world_step(direct, dt) == SIM_OK);
+	}
+	s = settle(t);
+	REQUIRE(s && s->steps == 3 + N);
+	CHECK(s->debug_flags == c.debug_flags);
+	const sim_debug_pair *pairs = NULL;
+	bool truncated = true;
+	int n = sim_world_debug_pairs(direct, &pairs, &truncated);
+	CHECK(n > 0 && s->debug_pair_count == n && s->debug_pairs_truncated == truncated);
+	CHECK(n > 0 && s->debug_pairs && memcmp(s->debug_pairs, pairs, sizeof *pairs * (size_t)n) == 0);
+	/* the floor's four corners follow the cloth vertices */
+	CHECK(s->debug_obstacle_vertex_count == 4);
+	CHECK(s->debug_predicted &&
+	      memcmp(s->debug_predicted, sim_world_debug_predicted(direct), sizeof(vec4) * (size_t)s->vertex_count) == 0);
+	CHECK(s->debug_depth_min == 1 && s->debug_depth_max == 3);
+	CHECK(s->debug_tree_depth == sim_world_debug_tree_depth(direct) && s->debug_tree_depth >= 3);
+	int boxes = sim_world_debug_boxes(direct, 1, 3, NULL, 0);
+	CHECK(boxes > 0 && s->debug_box_count == boxes && !s->debug_boxes_truncated);
+	float(*b)[7] = malloc(sizeof *b * (size_t)(boxes > 0 ? boxes : 1));
+	REQUIRE(b);
+	sim_world_debug_boxes(direct, 1, 3, b, boxes);
+	CHECK(boxes > 0 && memcmp(s->debug_boxes, b, sizeof *b * (size_t)boxes) == 0);
+	for (int i = 0; i < s->debug_box_count; i++)
+		CHECK(s->debug_boxes[i][6] >= 1.0f && s->debug_boxes[i][6] <= 3.0f);
+	free(b);
+
+	/* a reset rebuilds the world with the views still on */
+	send(t, ST_RESET);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 1);
+	CHECK(s->debug_pair_count > 0 && s->debug_predicted && s->debug_box_count > 0);
+
+	c.debug_flags = 0;
+	command(t, &c);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 2);
+	check_debug_empty(s);
+	st_stop(&t);
+	sim_world_destroy(&direct);
+	scn_scene_free(&scene);
+}
+
 static const test_case tests[] = {
+	TEST(test_debug_views),
 	TEST(test_export),
 	TEST(test_determinism),
 	TEST(test_real_time_rate),

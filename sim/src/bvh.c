@@ -646,3 +646,69 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, float margin, sim_bvh
 		}
 	}
 }
+
+/* ---- debug views ---------------------------------------------------------------------------- */
+
+/* Walks the tree depth-first, left before right, so that the boxes come in pre-order (a
+ * parent before its children): a reader can find each box's parent as the last box one
+ * level up before it.  Returns filled plus the boxes in range; *deepest gets the depth
+ * of the deepest triangle box. */
+static int walk_boxes(const sim_bvh *b, int depth_min, int depth_max, float (*out)[7], int capacity, int filled,
+                      int *deepest)
+{
+	if (b->node_count == 0)
+		return filled;
+	/* one pending right child per level, plus the root */
+	int stack_node[BVH_MAX_HEIGHT + 2], stack_depth[BVH_MAX_HEIGHT + 2], sp = 0;
+	stack_node[sp] = 0;
+	stack_depth[sp++] = 0;
+	while (sp > 0) {
+		sp--;
+		int i = stack_node[sp], d = stack_depth[sp];
+		if (d >= depth_min && d <= depth_max) {
+			if (filled < capacity) {
+				const bvh_box *box = &b->node_box[i];
+				for (int a = 0; a < 3; a++) {
+					out[filled][a] = box->lo[a];
+					out[filled][3 + a] = box->hi[a];
+				}
+				out[filled][6] = (float)d;
+			}
+			filled++;
+		}
+		if (b->link[i].leaf) {
+			const bvh_leaf *leaf = &b->leaves[b->link[i].index];
+			*deepest = d + 1 > *deepest ? d + 1 : *deepest;
+			if (d + 1 < depth_min || d + 1 > depth_max)
+				continue;
+			for (int k = 0; k < leaf->count; k++, filled++) {
+				if (filled >= capacity)
+					continue;
+				for (int a = 0; a < 3; a++) {
+					out[filled][a] = leaf->lo[a][k];
+					out[filled][3 + a] = leaf->hi[a][k];
+				}
+				out[filled][6] = (float)(d + 1);
+			}
+			continue;
+		}
+		stack_node[sp] = b->link[i].index;
+		stack_depth[sp++] = d + 1;
+		stack_node[sp] = i + 1;
+		stack_depth[sp++] = d + 1;
+	}
+	return filled;
+}
+
+int sim_bvh_debug_boxes(const sim_bvh *b, int depth_min, int depth_max, float (*out)[7], int capacity, int filled)
+{
+	int deepest = -1;
+	return walk_boxes(b, depth_min, depth_max, out, capacity, filled, &deepest);
+}
+
+int sim_bvh_debug_depth(const sim_bvh *b)
+{
+	int deepest = -1;
+	walk_boxes(b, 1, 0, NULL, 0, 0, &deepest);
+	return deepest;
+}

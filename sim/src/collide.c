@@ -137,6 +137,10 @@ struct sim_collide {
 	bool lb_carry;    /* vf_lb and ee_lb hold bounds for the positions in x0_prev */
 	vec4 *x0_prev;
 	double *move;
+	/* The first candidates the last refresh_candidates added (the counts when it added
+	 * none), so that the debug log can record each candidate once per substep. */
+	int new_vf, new_ee;
+	sim_debug_log *log; /* the world's, while it records pairs; NULL otherwise */
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -830,8 +834,12 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
                                sim_stats *st)
 {
 	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
-	if (valid && mark_escaped(c, h, start_margin, 0.0f) == 0)
+	c->new_vf = c->new_ee = 0;
+	if (valid && mark_escaped(c, h, start_margin, 0.0f) == 0) {
+		c->new_vf = c->vf.count;
+		c->new_ee = c->ee.count;
 		return true;
+	}
 	if (!valid)
 		return broad_phase(c, w, h, pad, st);
 	/* Every vertex that has used up half its slack gets a new box too: a moving vertex
@@ -874,8 +882,8 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
 	drop_dirty(c);
-	old_vf = c->vf.count;
-	old_ee = c->ee.count;
+	old_vf = c->new_vf = c->vf.count;
+	old_ee = c->new_ee = c->ee.count;
 	const int *towner = c->tri_owner.data;
 	const fbox *tb = c->tri_box.data;
 	broad_ctx ctx = {c, 0, 0, -1, -1, false};
@@ -914,6 +922,51 @@ typedef struct stencil {
 	int idx[4];
 	double coef[4];
 } stencil;
+
+/* ---- debug log ------------------------------------------------------------------------------ */
+
+/* A stencil's vertices are the pair's, in the order sim_debug_pair names them (the
+ * vertex then the triangle, or the two edges), and collision vertex indices are the
+ * debug ids (cloth first, then the triangle obstacles' vertices). */
+static void log_stencil(sim_debug_log *log, int stage, bool vertex_face, const stencil *s)
+{
+	sim_debug_record(log, stage, vertex_face ? SIM_PAIR_VERTEX_TRIANGLE : SIM_PAIR_EDGE_EDGE, s->idx[0], s->idx[1],
+	                 s->idx[2], s->idx[3]);
+}
+
+/* The candidates from first_vf and first_ee on. */
+static void log_candidates(sim_collide *c, int stage, int first_vf, int first_ee)
+{
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	for (int q = first_vf; q < c->vf.count; q++) {
+		const int *t = &tri[3 * vf[q].b];
+		sim_debug_record(c->log, stage, SIM_PAIR_VERTEX_TRIANGLE, vf[q].a, t[0], t[1], t[2]);
+	}
+	for (int q = first_ee; q < c->ee.count; q++) {
+		const int *a = edges[ee[q].a], *b = edges[ee[q].b];
+		sim_debug_record(c->log, stage, SIM_PAIR_EDGE_EDGE, a[0], a[1], b[0], b[1]);
+	}
+}
+
+int sim_collide_debug_boxes(const sim_collide *c, int depth_min, int depth_max, float (*out)[7], int capacity)
+{
+	int filled = 0;
+	for (int o = 0; o < c->owner_count; o++)
+		filled = sim_bvh_debug_boxes(c->trees[o], depth_min, depth_max, out, capacity, filled);
+	return filled;
+}
+
+int sim_collide_debug_depth(const sim_collide *c)
+{
+	int deepest = -1;
+	for (int o = 0; o < c->owner_count; o++) {
+		int d = sim_bvh_debug_depth(c->trees[o]);
+		deepest = d > deepest ? d : deepest;
+	}
+	return deepest;
+}
 
 static void vf_stencil(const sim_collide *c, const pair *p, const double wts[3], stencil *s)
 {
@@ -996,6 +1049,7 @@ static bool cloth_only(const sim_collide *c, const stencil *s)
 typedef struct rigid_contact {
 	stencil s;
 	double n[3], d, sep;
+	bool vertex_face; /* for the debug log */
 } rigid_contact;
 
 /* Whether one side of the pair cannot move (every vertex of it has inverse mass 0):
@@ -1126,6 +1180,7 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	memcpy(r->n, n, sizeof r->n);
 	r->d = d;
 	r->sep = sep;
+	r->vertex_face = vertex_face;
 	return false;
 }
 
@@ -1133,6 +1188,7 @@ static int proximity(sim_collide *c, float h)
 {
 	int contacts = 0;
 	c->rigid_contacts.count = 0;
+	sim_debug_log *log = c->log;
 	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	bool carry = c->lb_carry;
 	const double *mv = c->move;
@@ -1178,7 +1234,10 @@ static int proximity(sim_collide *c, float h)
 		if (!unit_or(diff, fn, n))
 			continue;
 		vf_stencil(c, &vf[q], wts, &s);
-		contacts += contact_or_defer(c, &s, true, n, d, sep, h);
+		bool got = contact_or_defer(c, &s, true, n, d, sep, h);
+		contacts += got;
+		if (got && log)
+			log_stencil(log, SIM_PAIR_PROXIMITY, true, &s);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
@@ -1211,7 +1270,10 @@ static int proximity(sim_collide *c, float h)
 		if (!unit_or(diff, cr, n))
 			continue;
 		ee_stencil(c, &ee[q], u, v, &s);
-		contacts += contact_or_defer(c, &s, false, n, d, sep, h);
+		bool got = contact_or_defer(c, &s, false, n, d, sep, h);
+		contacts += got;
+		if (got && log)
+			log_stencil(log, SIM_PAIR_PROXIMITY, false, &s);
 	}
 	apply_accumulated(c);
 	/* Contacts with a side that cannot move (the floor under a pile) act on the result
@@ -1219,8 +1281,12 @@ static int proximity(sim_collide *c, float h)
 	 * contacts with the layers above: otherwise the bottom layer sinks onto the obstacle
 	 * until continuous detection has to stop it at the gap, every step. */
 	const rigid_contact *rc = c->rigid_contacts.data;
-	for (int k = 0; k < c->rigid_contacts.count; k++)
-		contacts += contact_impulse(c, &rc[k].s, rc[k].n, rc[k].d, rc[k].sep, h);
+	for (int k = 0; k < c->rigid_contacts.count; k++) {
+		bool got = contact_impulse(c, &rc[k].s, rc[k].n, rc[k].d, rc[k].sep, h);
+		contacts += got;
+		if (got && log)
+			log_stencil(log, SIM_PAIR_PROXIMITY, rc[k].vertex_face, &rc[k].s);
+	}
 	apply_accumulated(c);
 	memcpy(c->x0_prev, c->x0, sizeof(vec4) * (size_t)c->nv);
 	c->lb_carry = true;
@@ -1471,9 +1537,10 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 		return false;
 	}
 	*state = -1;
-	if (respond)
-		collision_impulse(c, &s, n, h);
-	else if (on_hit)
+	if (respond) {
+		if (collision_impulse(c, &s, n, h) && c->log)
+			log_stencil(c->log, SIM_PAIR_COLLISION, vertex_face, &s);
+	} else if (on_hit)
 		on_hit(c, &s, user);
 	return true;
 }
@@ -1683,6 +1750,9 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 			float travel = glm_vec3_distance(a, b) + glm_vec3_distance(p0, p1);
 			if (d0 > sep + travel && d1 > sep)
 				continue; /* cannot have come near: distance is 1-Lipschitz */
+			if (c->log)
+				sim_debug_record(c->log, SIM_PAIR_BROAD_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
+			int touched_before = touched;
 			/* earliest t with distance < sep: bisection on the pose-interpolated path */
 			float t_hit = -1.0f;
 			vec3 n;
@@ -1760,6 +1830,8 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 					c->vbar[i][j] += push * n1[j] / h;
 				touched++;
 			}
+			if (touched != touched_before && c->log)
+				sim_debug_record(c->log, SIM_PAIR_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
 		}
 	}
 	return touched;
@@ -1776,6 +1848,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	c->nv = nv;
 	c->n_cloth = w->n;
 	c->self_hits = 0;
+	c->log = (w->debug & SIM_DEBUG_PAIRS) ? &w->debug_log : NULL;
 	if (!build_topology(c, w, nv))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	gather(c, w, h);
@@ -1790,6 +1863,8 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	const float start_margin = 0.5f * pad + 4.0f * (float)CCD_GAP;
 	if (!refresh_candidates(c, w, h, pad, start_margin, st))
 		return SIM_ERROR_OUT_OF_MEMORY;
+	if (c->log)
+		log_candidates(c, SIM_PAIR_BROAD_PROXIMITY, 0, 0);
 	forget_results(c, true);
 	int64_t t0 = sim_now_ns();
 	st->contacts += proximity(c, h);
@@ -1809,6 +1884,9 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
 		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 			return SIM_ERROR_OUT_OF_MEMORY;
+		/* the first sweep tests the whole list, later ones what refreshes added too */
+		if (c->log)
+			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
 		int64_t t1 = sim_now_ns();
 		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
 		hits = sweep(c, h, respond, true, NULL, NULL);

@@ -101,6 +101,17 @@ typedef struct sim_obstacle {
 	versor orientation;
 } sim_obstacle;
 
+/* What the last step recorded for sim_world_debug_pairs (see sim_world_set_debug). */
+typedef struct sim_debug_log {
+	sim_debug_pair *pairs;
+	int count, capacity;
+	bool truncated;
+} sim_debug_log;
+
+/* Appends a pair; past SIM_DEBUG_MAX_PAIRS (or out of memory) it is dropped and the log
+ * marked truncated. */
+void sim_debug_record(sim_debug_log *log, int stage, int kind, int a, int b, int c, int d);
+
 struct sim_world {
 	sim_world_def def;
 
@@ -180,6 +191,13 @@ struct sim_world {
 	sim_stats stats;
 	bool stats_fresh;   /* energies and strains in stats describe the current state */
 	sim_blowup blowup;
+
+	/* debug recording (sim_world_set_debug) */
+	unsigned debug;
+	sim_debug_log debug_log;
+	vec4 *debug_predicted;  /* n vec4, valid while debug_predicted_valid */
+	int debug_predicted_capacity;
+	bool debug_predicted_valid;
 };
 
 /* The clock installed with sim_set_clock, or 0 without one. */
@@ -280,6 +298,12 @@ typedef void (*sim_bvh_hit_fn)(void *user, int t);
 void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, float margin, sim_bvh_hit_fn fn, void *user);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
+/* The tree's node boxes with depth (root 0; a leaf's triangle boxes one below it) in
+ * [depth_min, depth_max], in pre-order, written from out[filled] while below capacity;
+ * returns filled plus how many there are. */
+int sim_bvh_debug_boxes(const sim_bvh *bvh, int depth_min, int depth_max, float (*out)[7], int capacity, int filled);
+/* The depth of the deepest triangle box, -1 for an empty tree. */
+int sim_bvh_debug_depth(const sim_bvh *bvh);
 
 /* ---- collide.c ---- */
 
@@ -292,6 +316,10 @@ void sim_collide_destroy(sim_collide *c);
  * collisions it can detect; x and v are corrected in place.  Adds its counts and stage
  * timings to st.  SIM_ERROR_OUT_OF_MEMORY when a buffer could not grow. */
 sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st);
+/* Debug views: the hierarchies' boxes with depth in [depth_min, depth_max] (see
+ * sim_world_debug_boxes), and the deepest level. */
+int sim_collide_debug_boxes(const sim_collide *c, int depth_min, int depth_max, float (*out)[7], int capacity);
+int sim_collide_debug_depth(const sim_collide *c);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);

@@ -223,6 +223,8 @@ void sim_world_destroy(sim_world **world)
 	free(w->obstacles);
 	free(w->x_start);
 	free(w->pose_save);
+	free(w->debug_log.pairs);
+	free(w->debug_predicted);
 	free(w);
 	*world = NULL;
 }
@@ -1110,6 +1112,110 @@ static bool collisions_active(const sim_world *w)
 	return w->def.collisions && (w->obstacle_count > 0 || (w->def.self_collisions && w->triangle_count > 0));
 }
 
+/* ---- debug recording ------------------------------------------------------------------------ */
+
+void sim_debug_record(sim_debug_log *log, int stage, int kind, int a, int b, int c, int d)
+{
+	if (log->count == log->capacity) {
+		/* grows by doubling up to the cap: a step that records much allocates a few
+		 * times, and later steps reuse the buffer */
+		int cap = log->capacity ? 2 * log->capacity : 4096;
+		cap = cap > SIM_DEBUG_MAX_PAIRS ? SIM_DEBUG_MAX_PAIRS : cap;
+		sim_debug_pair *grown = cap > log->capacity ? realloc(log->pairs, sizeof *grown * (size_t)cap) : NULL;
+		if (!grown) {
+			log->truncated = true;
+			return;
+		}
+		log->pairs = grown;
+		log->capacity = cap;
+	}
+	/* padding zeroed too, so that equal logs compare equal byte for byte */
+	sim_debug_pair *p = &log->pairs[log->count++];
+	memset(p, 0, sizeof *p);
+	p->stage = (uint8_t)stage;
+	p->kind = (uint8_t)kind;
+	p->v[0] = a, p->v[1] = b, p->v[2] = c, p->v[3] = d;
+}
+
+/* Room for n predicted positions; false (nothing recorded) when out of memory. */
+static bool reserve_predicted(sim_world *w)
+{
+	if (w->n <= w->debug_predicted_capacity)
+		return true;
+	vec4 *p = realloc(w->debug_predicted, sizeof(vec4) * (size_t)w->n);
+	if (!p)
+		return false;
+	w->debug_predicted = p;
+	w->debug_predicted_capacity = w->n;
+	return true;
+}
+
+void sim_world_set_debug(sim_world *w, unsigned flags)
+{
+	w->debug = flags & (SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
+	if (!(w->debug & SIM_DEBUG_PAIRS)) {
+		w->debug_log.count = 0;
+		w->debug_log.truncated = false;
+	}
+	if (!(w->debug & SIM_DEBUG_PREDICTED))
+		w->debug_predicted_valid = false;
+}
+
+unsigned sim_world_get_debug(const sim_world *w) { return w->debug; }
+
+int sim_world_debug_pairs(const sim_world *w, const sim_debug_pair **out, bool *truncated)
+{
+	if (out)
+		*out = w->debug_log.count > 0 ? w->debug_log.pairs : NULL;
+	if (truncated)
+		*truncated = w->debug_log.truncated;
+	return w->debug_log.count;
+}
+
+const vec4 *sim_world_debug_predicted(const sim_world *w)
+{
+	return w->debug_predicted_valid ? w->debug_predicted : NULL;
+}
+
+int sim_world_debug_vertex_count(const sim_world *w)
+{
+	int n = w->n;
+	for (int k = 0; k < w->obstacle_count; k++)
+		if (sim_obstacle_has_triangles(&w->obstacles[k]))
+			n += w->obstacles[k].vertex_count;
+	return n;
+}
+
+int sim_world_debug_obstacle_vertices(const sim_world *w, vec4 *out, int capacity)
+{
+	int n = 0;
+	for (int k = 0; k < w->obstacle_count; k++) {
+		const sim_obstacle *ob = &w->obstacles[k];
+		if (!sim_obstacle_has_triangles(ob))
+			continue;
+		/* as the pipeline places them, whole obstacles only */
+		if (n + ob->vertex_count <= capacity)
+			sim_obstacle_world_vertices(ob, ob->position, ob->orientation, out + n);
+		n += ob->vertex_count;
+	}
+	return n;
+}
+
+int sim_world_debug_boxes(const sim_world *w, int depth_min, int depth_max, float (*out)[7], int capacity)
+{
+	/* the hierarchies are the pipeline's, fitted while it runs: none while it does not */
+	if (!collisions_active(w) || w->n == 0)
+		return 0;
+	return sim_collide_debug_boxes(w->collide, depth_min, depth_max, out, capacity);
+}
+
+int sim_world_debug_tree_depth(const sim_world *w)
+{
+	if (!collisions_active(w) || w->n == 0)
+		return -1;
+	return sim_collide_debug_depth(w->collide);
+}
+
 sim_result sim_world_step(sim_world *w, float dt)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
@@ -1139,6 +1245,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 
 	st->contacts = st->collisions = st->impact_zones = st->largest_zone = st->self_contacts = 0;
 	bool colliding = collisions_active(w);
+	w->debug_log.count = 0;
+	w->debug_log.truncated = false;
+	w->debug_predicted_valid = false;
+	bool predict = (w->debug & SIM_DEBUG_PREDICTED) && reserve_predicted(w);
 	/* obstacle poses at the start, for a rollback (the array grows once per new obstacle) */
 	if (w->obstacle_count > w->pose_save_capacity) {
 		vec4 *q = realloc(w->pose_save, sizeof(vec4) * 2 * (size_t)w->obstacle_count);
@@ -1172,6 +1282,10 @@ sim_result sim_world_step(sim_world *w, float dt)
 		if (w->def.strain_limit) {
 			st->strain_iterations = sim_strain_limit(w, h);
 			st->stage_us[SIM_STAGE_STRAIN] += (double)(sim_now_ns() - t_solved) * 1e-3;
+		}
+		if (predict && s == substeps - 1) {
+			memcpy(w->debug_predicted, w->x, sizeof(vec4) * (size_t)w->n);
+			w->debug_predicted_valid = true;
 		}
 		if (colliding && result == SIM_OK)
 			result = sim_collide_substep(w, h, st);

@@ -338,6 +338,77 @@ void sim_world_recover(sim_world *world, int object);
 /* FNV-1a hash of positions and velocities (bit patterns), for determinism checks. */
 uint64_t sim_world_state_hash(const sim_world *world);
 
+/* ---- debug data of the collision pipeline ---------------------------------------------------- */
+
+/* What sim_world_step records of its collision work, for the demo's debug views.  Off by
+ * default; while off the pipeline only tests a flag once per stage (and on the paths
+ * that apply an impulse), so its cost does not change.  docs/collisions.md, "Debug
+ * data", says what each stage means and what recording costs. */
+enum {
+	SIM_DEBUG_PAIRS = 1u << 0,     /* every stage's pairs (sim_world_debug_pairs) */
+	SIM_DEBUG_PREDICTED = 1u << 1, /* positions before collision response (sim_world_debug_predicted) */
+};
+
+/* Which test produced a pair. */
+enum {
+	SIM_PAIR_BROAD_PROXIMITY, /* candidate from the hierarchies for the contact test */
+	SIM_PAIR_PROXIMITY,       /* within the separation at the start: got a repulsion impulse */
+	SIM_PAIR_BROAD_COLLISION, /* candidate for continuous detection */
+	SIM_PAIR_COLLISION,       /* continuous detection found a hit and applied an impulse */
+	SIM_PAIR_STAGE_COUNT
+};
+
+/* What a pair's v[] holds. */
+enum {
+	SIM_PAIR_VERTEX_TRIANGLE, /* v[0] the vertex, v[1..3] the triangle */
+	SIM_PAIR_EDGE_EDGE,       /* v[0] v[1] one edge, v[2] v[3] the other */
+	SIM_PAIR_VERTEX_OBSTACLE, /* v[0] the vertex, v[1] the obstacle index (sphere, capsule); v[2] = v[3] = -1 */
+	SIM_PAIR_KIND_COUNT
+};
+
+/* Vertex ids below sim_world_vertex_count are world vertices.  Plane, box and mesh
+ * obstacles collide through their triangles, and their vertices follow: id
+ * vertex_count + k is the k-th vertex of those obstacles taken in obstacle order, each
+ * in its own vertex order (sim_world_debug_vertices gives their positions). */
+typedef struct sim_debug_pair {
+	uint8_t stage; /* SIM_PAIR_BROAD_PROXIMITY ... */
+	uint8_t kind;  /* SIM_PAIR_VERTEX_TRIANGLE ... */
+	int v[4];
+} sim_debug_pair;
+
+/* At most this many pairs are kept per step; the rest are dropped and reported. */
+#define SIM_DEBUG_MAX_PAIRS 200000
+
+/* Turns recording on or off (flags 0); takes effect from the next step.  Turning a kind
+ * off drops what it recorded. */
+void sim_world_set_debug(sim_world *world, unsigned flags);
+unsigned sim_world_get_debug(const sim_world *world);
+/* The pairs recorded by the last sim_world_step, even one that failed and was rolled
+ * back (every substep, stage by stage in the order the pipeline ran them; a pair
+ * appears each time a stage meets it).  *truncated
+ * (may be NULL) says whether pairs were dropped at SIM_DEBUG_MAX_PAIRS.  0 and NULL when
+ * not recorded. */
+int sim_world_debug_pairs(const sim_world *world, const sim_debug_pair **out, bool *truncated);
+/* Positions (w: inverse mass) after the integrator and strain limiting, before any
+ * collision response, in the last substep of the last step; NULL when not recorded. */
+const vec4 *sim_world_debug_predicted(const sim_world *world);
+/* Number of vertex ids pairs can name: world vertices, then triangle-obstacle vertices. */
+int sim_world_debug_vertex_count(const sim_world *world);
+/* Positions of the triangle obstacles' vertices, ids sim_world_vertex_count on, at
+ * their obstacle's current pose (w = 0); out[k] is id vertex_count + k.  Fills while
+ * there is room (an obstacle's vertices all or none); returns how many there are. */
+int sim_world_debug_obstacle_vertices(const sim_world *world, vec4 *out, int capacity);
+/* The bounding boxes of the collision hierarchies (one per cloth object, then one per
+ * plane, box or mesh obstacle) as last fitted by the pipeline: over each vertex's path
+ * in the substep, padded by the separation and a slack.  Depth 0 is a tree's root;
+ * below its leaves (up to four triangles each) come the triangles' own boxes, one level
+ * deeper.  Writes those with depth in [depth_min, depth_max] as {min x, y, z, max x, y,
+ * z, depth}, tree by tree, each in pre-order (a parent before its children), up to
+ * capacity; returns how many there are.  0 while the pipeline has not run. */
+int sim_world_debug_boxes(const sim_world *world, int depth_min, int depth_max, float (*out)[7], int capacity);
+/* The deepest level sim_world_debug_boxes can return (-1: no hierarchy). */
+int sim_world_debug_tree_depth(const sim_world *world);
+
 #ifdef __cplusplus
 }
 #endif

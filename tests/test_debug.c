@@ -1,0 +1,731 @@
+/* The collision pipeline's debug data (sim_world_set_debug): the recorded narrow pairs
+ * are exactly those geometry says (found here by brute force, independently of the
+ * pipeline), the broad pairs hold them, the predicted positions are the integrator's,
+ * the hierarchy boxes nest and hold the cloth, and recording never changes the
+ * simulation. */
+#include "test.h"
+
+#include "scenes/scenes.h"
+#include "sim/sim.h"
+
+#include <stdint.h>
+
+/* ---- pairs as comparable keys ---------------------------------------------------------------- */
+
+/* A pair in canonical form: vertex-triangle with the triangle sorted, edge-edge with
+ * each edge and then the two edges sorted, so that pairs compare whatever order the
+ * pipeline keeps its primitives in. */
+typedef struct key {
+	int kind, v[4];
+} key;
+
+static void sort2(int *a, int *b)
+{
+	if (*a > *b) {
+		int t = *a;
+		*a = *b;
+		*b = t;
+	}
+}
+
+static key make_key(int kind, const int v[4])
+{
+	key k = {kind, {v[0], v[1], v[2], v[3]}};
+	if (kind == SIM_PAIR_VERTEX_TRIANGLE) {
+		sort2(&k.v[1], &k.v[2]);
+		sort2(&k.v[2], &k.v[3]);
+		sort2(&k.v[1], &k.v[2]);
+	} else if (kind == SIM_PAIR_EDGE_EDGE) {
+		sort2(&k.v[0], &k.v[1]);
+		sort2(&k.v[2], &k.v[3]);
+		if (k.v[0] > k.v[2] || (k.v[0] == k.v[2] && k.v[1] > k.v[3])) {
+			int a = k.v[0], b = k.v[1];
+			k.v[0] = k.v[2], k.v[1] = k.v[3], k.v[2] = a, k.v[3] = b;
+		}
+	}
+	return k;
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const key *a = pa, *b = pb;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	for (int i = 0; i < 4; i++)
+		if (a->v[i] != b->v[i])
+			return a->v[i] < b->v[i] ? -1 : 1;
+	return 0;
+}
+
+/* The recorded pairs of one stage, canonical, sorted and without repeats. */
+typedef struct keyset {
+	key *k;
+	int n;
+} keyset;
+
+static keyset stage_set(const sim_world *w, int stage)
+{
+	const sim_debug_pair *p = NULL;
+	int n = sim_world_debug_pairs(w, &p, NULL);
+	keyset s = {malloc(sizeof(key) * (size_t)(n > 0 ? n : 1)), 0};
+	for (int i = 0; i < n; i++)
+		if (p[i].stage == stage)
+			s.k[s.n++] = make_key(p[i].kind, p[i].v);
+	qsort(s.k, (size_t)s.n, sizeof(key), key_cmp);
+	int m = 0;
+	for (int i = 0; i < s.n; i++)
+		if (m == 0 || key_cmp(&s.k[m - 1], &s.k[i]) != 0)
+			s.k[m++] = s.k[i];
+	s.n = m;
+	return s;
+}
+
+static bool contains(const keyset *s, const key *k) { return bsearch(k, s->k, (size_t)s->n, sizeof(key), key_cmp) != NULL; }
+
+static bool subset(const keyset *a, const keyset *b)
+{
+	for (int i = 0; i < a->n; i++)
+		if (!contains(b, &a->k[i]))
+			return false;
+	return true;
+}
+
+static bool same(const keyset *a, const keyset *b)
+{
+	return a->n == b->n && subset(a, b);
+}
+
+static void print_set(const char *what, const keyset *s)
+{
+	fprintf(stderr, "%s (%d):", what, s->n);
+	for (int i = 0; i < s->n; i++)
+		fprintf(stderr, " %s(%d %d %d %d)", s->k[i].kind == SIM_PAIR_EDGE_EDGE ? "ee" : "vt", s->k[i].v[0],
+		        s->k[i].v[1], s->k[i].v[2], s->k[i].v[3]);
+	fputc('\n', stderr);
+}
+
+static int count_stage(const sim_world *w, int stage)
+{
+	const sim_debug_pair *p = NULL;
+	int n = sim_world_debug_pairs(w, &p, NULL), c = 0;
+	for (int i = 0; i < n; i++)
+		c += p[i].stage == stage;
+	return c;
+}
+
+/* ---- independent geometry (Ericson, Real-Time Collision Detection, 5.1) ---------------------- */
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void sub3(const double *a, const double *b, double *out)
+{
+	out[0] = a[0] - b[0], out[1] = a[1] - b[1], out[2] = a[2] - b[2];
+}
+
+static double dist2(const double *a, const double *b)
+{
+	double d[3];
+	sub3(a, b, d);
+	return dot3(d, d);
+}
+
+static void closest_on_triangle(const double *p, const double *a, const double *b, const double *c, double *out)
+{
+	double ab[3], ac[3], ap[3], bp[3], cp[3];
+	sub3(b, a, ab), sub3(c, a, ac), sub3(p, a, ap);
+	double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+	if (d1 <= 0 && d2 <= 0) {
+		memcpy(out, a, sizeof(double) * 3);
+		return;
+	}
+	sub3(p, b, bp);
+	double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+	if (d3 >= 0 && d4 <= d3) {
+		memcpy(out, b, sizeof(double) * 3);
+		return;
+	}
+	double vc = d1 * d4 - d3 * d2;
+	if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+		double v = d1 / (d1 - d3);
+		for (int k = 0; k < 3; k++)
+			out[k] = a[k] + v * ab[k];
+		return;
+	}
+	sub3(p, c, cp);
+	double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+	if (d6 >= 0 && d5 <= d6) {
+		memcpy(out, c, sizeof(double) * 3);
+		return;
+	}
+	double vb = d5 * d2 - d1 * d6;
+	if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+		double w = d2 / (d2 - d6);
+		for (int k = 0; k < 3; k++)
+			out[k] = a[k] + w * ac[k];
+		return;
+	}
+	double va = d3 * d6 - d5 * d4;
+	if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+		double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+		for (int k = 0; k < 3; k++)
+			out[k] = b[k] + w * (c[k] - b[k]);
+		return;
+	}
+	double denom = 1.0 / (va + vb + vc), v = vb * denom, w = vc * denom;
+	for (int k = 0; k < 3; k++)
+		out[k] = a[k] + ab[k] * v + ac[k] * w;
+}
+
+static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
+
+/* Squared distance of two non-parallel segments and the parameters of the closest points. */
+static double segment_segment(const double *p1, const double *q1, const double *p2, const double *q2, double *s,
+                              double *t)
+{
+	double d1[3], d2[3], r[3];
+	sub3(q1, p1, d1), sub3(q2, p2, d2), sub3(p1, p2, r);
+	double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), c = dot3(d1, r), b = dot3(d1, d2);
+	double denom = a * e - b * b;
+	*s = denom > 0 ? clamp01((b * f - c * e) / denom) : 0.0;
+	*t = (b * *s + f) / e;
+	if (*t < 0) {
+		*t = 0;
+		*s = clamp01(-c / a);
+	} else if (*t > 1) {
+		*t = 1;
+		*s = clamp01((b - c) / a);
+	}
+	double c1[3], c2[3];
+	for (int k = 0; k < 3; k++) {
+		c1[k] = p1[k] + d1[k] * *s;
+		c2[k] = p2[k] + d2[k] * *t;
+	}
+	return dist2(c1, c2);
+}
+
+/* ---- worlds ----------------------------------------------------------------------------------- */
+
+static sim_world *zero_g_world(void)
+{
+	sim_world_def def = sim_world_def_default();
+	def.gravity[1] = 0.0f;
+	def.blowup_speed = 1e3f;
+	return sim_world_create(&def);
+}
+
+/* Two 3 x 3 cloths 2 mm apart (less than their 3 mm separation), the upper one turned by
+ * 20 degrees about y so that no two edges are parallel and no vertex lies above an edge
+ * of the other; at rest, without gravity: nothing moves but the contacts. */
+static sim_world *two_grids(void)
+{
+	sim_world *w = zero_g_world();
+	if (!w)
+		return NULL;
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 3;
+	g.size_x = g.size_y = 0.2f;
+	g.name = "lower";
+	g.origin[0] = -0.1f, g.origin[1] = 0.0f, g.origin[2] = 0.1f;
+	int a = sim_world_add_grid(w, &g);
+	const float c = 0.93969262f, s = 0.34202014f; /* cos and sin of 20 degrees */
+	g.name = "upper";
+	g.origin[0] = -0.083f, g.origin[1] = 0.002f, g.origin[2] = 0.087f;
+	g.axis_u[0] = c, g.axis_u[1] = 0.0f, g.axis_u[2] = -s;
+	g.axis_v[0] = -s, g.axis_v[1] = 0.0f, g.axis_v[2] = -c;
+	int b = sim_world_add_grid(w, &g);
+	if (a != 0 || b != 1)
+		sim_world_destroy(&w);
+	return w;
+}
+
+/* A single triangle object; its vertices get the given velocity. */
+static int add_triangle(sim_world *w, const char *name, const float p[9], const float *vel)
+{
+	static const int tri[3] = {0, 1, 2};
+	sim_mesh_def m = {.name = name, .vertex_count = 3, .positions = p, .triangle_count = 1, .triangles = tri};
+	m.material = sim_material_default();
+	m.material.total_mass = 0.03f;
+	int obj = sim_world_add_mesh(w, &m);
+	if (obj >= 0 && vel) {
+		int first = sim_world_object_first_vertex(w, obj);
+		for (int i = 0; i < 3; i++)
+			sim_world_set_vertex(w, first + i, &p[3 * i], vel);
+	}
+	return obj;
+}
+
+/* A pinned triangle (vertices 0-2) and a small one (3-5) above it flying down at 60 m/s:
+ * all three of its vertices cross the wall within the first 1 ms step. */
+static sim_world *dart_world(bool collisions)
+{
+	sim_world_def def = sim_world_def_default();
+	def.gravity[1] = 0.0f;
+	def.blowup_speed = 1e3f;
+	def.collisions = collisions;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	static const float wall[9] = {-1, 0, -1, 1, 0, -1, 0, 0, 1};
+	static const float dart[9] = {0.0f, 0.02f, 0.0f, 0.02f, 0.05f, 0.0f, -0.02f, 0.05f, 0.01f};
+	const float vel[3] = {0.0f, -60.0f, 0.0f};
+	if (add_triangle(w, "wall", wall, NULL) != 0 || add_triangle(w, "dart", dart, vel) != 1) {
+		sim_world_destroy(&w);
+		return NULL;
+	}
+	for (int i = 0; i < 3; i++)
+		sim_world_pin(w, i, true);
+	return w;
+}
+
+/* Every triangle of every object (world indices, 3 each); returns the count. */
+static int world_triangles(const sim_world *w, int *out)
+{
+	int nt = 0;
+	for (int o = 0; o < sim_world_object_count(w); o++) {
+		const int *t = sim_world_object_triangles(w, o);
+		int first = sim_world_object_first_vertex(w, o);
+		for (int k = 0; k < 3 * sim_world_object_triangle_count(w, o); k++)
+			out[3 * nt + k] = first + t[k];
+		nt += sim_world_object_triangle_count(w, o);
+	}
+	return nt;
+}
+
+static void to_d(const float *p, double *out) { out[0] = p[0], out[1] = p[1], out[2] = p[2]; }
+
+/* ---- tests ------------------------------------------------------------------------------------ */
+
+/* The contacts of the first step are exactly the vertex-triangle pairs closer than the
+ * separation and the edge-edge pairs closer than it at interior points, all between
+ * the two cloths (within one flat cloth everything is a grid spacing apart). */
+static void test_proximity_pairs_exact(void)
+{
+	sim_world *w = two_grids();
+	REQUIRE(w);
+	sim_world_set_debug(w, SIM_DEBUG_PAIRS);
+	int n = sim_world_vertex_count(w);
+	/* the expectation from the start positions, before stepping */
+	int tris[3 * 64], edges[2 * 256];
+	int nt = world_triangles(w, tris), ne = 0;
+	for (int t = 0; t < nt; t++)
+		for (int j = 0; j < 3; j++) {
+			int a = tris[3 * t + j], b = tris[3 * t + (j + 1) % 3];
+			sort2(&a, &b);
+			bool seen = false;
+			for (int e = 0; e < ne; e++)
+				seen |= edges[2 * e] == a && edges[2 * e + 1] == b;
+			if (!seen) {
+				edges[2 * ne] = a;
+				edges[2 * ne + 1] = b;
+				ne++;
+			}
+		}
+	REQUIRE(nt == 16 && ne == 2 * 16);
+	const sim_material *m = sim_world_object_material(w, 0);
+	double sep = 2.0 * (double)(0.5f * m->thickness);
+	const vec4 *x = sim_world_positions(w);
+	keyset want = {malloc(sizeof(key) * 4096), 0};
+	for (int v = 0; v < n; v++)
+		for (int t = 0; t < nt; t++) {
+			const int *q = &tris[3 * t];
+			if (q[0] == v || q[1] == v || q[2] == v)
+				continue;
+			double p[3], a[3], b[3], c[3], cl[3];
+			to_d(x[v], p), to_d(x[q[0]], a), to_d(x[q[1]], b), to_d(x[q[2]], c);
+			closest_on_triangle(p, a, b, c, cl);
+			if (dist2(p, cl) < sep * sep)
+				want.k[want.n++] = make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]});
+		}
+	int vt_expected = want.n;
+	for (int e = 0; e < ne; e++)
+		for (int f = e + 1; f < ne; f++) {
+			const int *a = &edges[2 * e], *b = &edges[2 * f];
+			if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
+				continue;
+			double p0[3], p1[3], q0[3], q1[3], s, t;
+			to_d(x[a[0]], p0), to_d(x[a[1]], p1), to_d(x[b[0]], q0), to_d(x[b[1]], q1);
+			double d2 = segment_segment(p0, p1, q0, q1, &s, &t);
+			if (d2 < sep * sep && s > 0 && s < 1 && t > 0 && t < 1)
+				want.k[want.n++] = make_key(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]});
+		}
+	qsort(want.k, (size_t)want.n, sizeof(key), key_cmp);
+	/* a meaningful layout: some of each kind, and none within one cloth */
+	CHECK_MSG(vt_expected >= 4 && want.n - vt_expected >= 4, "%d vertex-triangle, %d edge-edge", vt_expected,
+	          want.n - vt_expected);
+	for (int i = 0; i < want.n; i++)
+		CHECK((want.k[i].v[0] < 9) != (want.k[i].v[3] < 9));
+
+	printf("two grids: %d vertex-triangle and %d edge-edge pairs within %g m\n", vt_expected, want.n - vt_expected,
+	       sep);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	keyset got = stage_set(w, SIM_PAIR_PROXIMITY);
+	keyset broad = stage_set(w, SIM_PAIR_BROAD_PROXIMITY);
+	CHECK(same(&got, &want));
+	if (!same(&got, &want)) {
+		print_set("expected", &want);
+		print_set("recorded", &got);
+	}
+	/* one substep, so each contact once; and the stats count the same contacts */
+	CHECK(count_stage(w, SIM_PAIR_PROXIMITY) == got.n);
+	CHECK(sim_world_stats(w)->contacts == got.n);
+	CHECK(subset(&got, &broad));
+	CHECK(broad.n > got.n);
+	/* at rest nothing collides */
+	CHECK(count_stage(w, SIM_PAIR_COLLISION) == 0);
+	CHECK(count_stage(w, SIM_PAIR_BROAD_COLLISION) > 0);
+	bool truncated = true;
+	sim_world_debug_pairs(w, NULL, &truncated);
+	CHECK(!truncated);
+	free(want.k);
+	free(got.k);
+	free(broad.k);
+	sim_world_destroy(&w);
+}
+
+/* The dart's three vertices each cross the wall in the first step: exactly those three
+ * vertex-triangle pairs get collision impulses; the predicted positions are where they
+ * would have gone through. */
+static void test_collision_pairs_exact(void)
+{
+	sim_world *w = dart_world(true);
+	REQUIRE(w);
+	sim_world_set_debug(w, SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	keyset got = stage_set(w, SIM_PAIR_COLLISION), broad = stage_set(w, SIM_PAIR_BROAD_COLLISION);
+	keyset want = {malloc(sizeof(key) * 3), 0};
+	for (int v = 3; v < 6; v++)
+		want.k[want.n++] = make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, 0, 1, 2});
+	qsort(want.k, 3, sizeof(key), key_cmp);
+	CHECK(same(&got, &want));
+	if (!same(&got, &want))
+		print_set("recorded", &got);
+	CHECK(subset(&got, &broad));
+	CHECK(count_stage(w, SIM_PAIR_COLLISION) <= sim_world_stats(w)->collisions);
+	/* 2 cm apart at the start: no contact */
+	CHECK(count_stage(w, SIM_PAIR_PROXIMITY) == 0);
+
+	const vec4 *pred = sim_world_debug_predicted(w);
+	REQUIRE(pred);
+	for (int v = 3; v < 6; v++) {
+		CHECK_MSG(pred[v][1] < 0.0f, "predicted y %g", (double)pred[v][1]);
+		CHECK(sim_world_positions(w)[v][1] > 0.0f);
+	}
+	free(got.k);
+	free(broad.k);
+	free(want.k);
+	sim_world_destroy(&w);
+}
+
+/* A vertex 1 mm above a sphere (within the cloth's half thickness) is a proximity pair
+ * of the sphere; the triangle's other vertices are far from it. */
+static void test_vertex_obstacle_pairs(void)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	ball.radius = 0.1f;
+	REQUIRE(sim_world_add_obstacle(w, &ball) == 0);
+	static const float tri[9] = {0.0f, 0.101f, 0.0f, 0.1f, 0.101f, 0.0f, 0.0f, 0.101f, 0.1f};
+	REQUIRE(add_triangle(w, "tri", tri, NULL) == 0);
+	sim_world_set_debug(w, SIM_DEBUG_PAIRS);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	const sim_debug_pair *p = NULL;
+	int n = sim_world_debug_pairs(w, &p, NULL), broad = 0, near = 0;
+	for (int i = 0; i < n; i++) {
+		CHECK(p[i].kind == SIM_PAIR_VERTEX_OBSTACLE);
+		CHECK(p[i].v[0] == 0 && p[i].v[1] == 0 && p[i].v[2] == -1 && p[i].v[3] == -1);
+		broad += p[i].stage == SIM_PAIR_BROAD_PROXIMITY;
+		near += p[i].stage == SIM_PAIR_PROXIMITY;
+	}
+	CHECK(broad >= 1 && near >= 1);
+	/* no triangle obstacle: no obstacle vertex ids */
+	CHECK(sim_world_debug_vertex_count(w) == 3);
+	sim_world_destroy(&w);
+}
+
+/* Off (the default, and after turning it off): nothing recorded. */
+static void test_off_records_nothing(void)
+{
+	sim_world *w = dart_world(true);
+	REQUIRE(w);
+	CHECK(sim_world_get_debug(w) == 0);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	const sim_debug_pair *p = (const sim_debug_pair *)1;
+	bool truncated = true;
+	CHECK(sim_world_debug_pairs(w, &p, &truncated) == 0);
+	CHECK(p == NULL && !truncated);
+	CHECK(sim_world_debug_predicted(w) == NULL);
+	CHECK(sim_world_stats(w)->collisions > 0);
+
+	sim_world_set_debug(w, SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	CHECK(sim_world_debug_pairs(w, NULL, NULL) > 0);
+	CHECK(sim_world_debug_predicted(w) != NULL);
+	sim_world_set_debug(w, 0);
+	CHECK(sim_world_debug_pairs(w, &p, NULL) == 0);
+	CHECK(sim_world_debug_predicted(w) == NULL);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	CHECK(sim_world_debug_pairs(w, &p, NULL) == 0);
+	CHECK(sim_world_debug_predicted(w) == NULL);
+	/* one kind alone */
+	sim_world_set_debug(w, SIM_DEBUG_PREDICTED);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	CHECK(sim_world_debug_pairs(w, NULL, NULL) == 0);
+	CHECK(sim_world_debug_predicted(w) != NULL);
+	sim_world_destroy(&w);
+}
+
+/* The predicted positions are bit for bit those of the same world stepped with
+ * collisions off: the integrator's part of the step is the same. */
+static void predicted_matches(sim_world *on, sim_world *off, const char *what)
+{
+	sim_world_set_debug(on, SIM_DEBUG_PREDICTED);
+	REQUIRE(sim_world_step(on, 1e-3f) == SIM_OK);
+	REQUIRE(sim_world_step(off, 1e-3f) == SIM_OK);
+	const vec4 *pred = sim_world_debug_predicted(on);
+	REQUIRE(pred);
+	int n = sim_world_vertex_count(on);
+	REQUIRE(n == sim_world_vertex_count(off));
+	CHECK_MSG(memcmp(pred, sim_world_positions(off), sizeof(vec4) * (size_t)n) == 0, "%s", what);
+	/* the collision response did change something, so the test means something */
+	CHECK_MSG(memcmp(pred, sim_world_positions(on), sizeof(vec4) * (size_t)n) != 0, "%s", what);
+}
+
+static void test_predicted_is_integrator_only(void)
+{
+	sim_world *on = dart_world(true), *off = dart_world(false);
+	REQUIRE(on && off);
+	predicted_matches(on, off, "dart");
+	sim_world_destroy(&on);
+	sim_world_destroy(&off);
+
+	/* contacts only (the two cloths rest within their separation) */
+	on = two_grids();
+	off = two_grids();
+	REQUIRE(on && off);
+	sim_world_def d = *sim_world_get_def(off);
+	d.collisions = false;
+	REQUIRE(sim_world_set_def(off, &d) == SIM_OK);
+	predicted_matches(on, off, "two grids");
+	sim_world_destroy(&on);
+	sim_world_destroy(&off);
+}
+
+static bool box_holds(const float *outer, const float *inner)
+{
+	for (int k = 0; k < 3; k++)
+		if (!(outer[k] <= inner[k] && inner[3 + k] <= outer[3 + k]))
+			return false;
+	return true;
+}
+
+static bool box_holds_point(const float *b, const float *p)
+{
+	for (int k = 0; k < 3; k++)
+		if (!(b[k] <= p[k] && p[k] <= b[3 + k]))
+			return false;
+	return true;
+}
+
+/* After some steps of the two-cloths scene (two cloth trees and the floor's): boxes
+ * come in pre-order, each inside its parent (the last box one level up before it), the
+ * roots hold every cloth vertex, the deepest level holds one box per triangle, and a
+ * depth range returns the boxes of those levels whatever the capacity. */
+static void test_boxes(void)
+{
+	sim_world *w = scn_create("two-cloths");
+	REQUIRE(w);
+	CHECK(sim_world_debug_tree_depth(w) == -1); /* the pipeline has not run */
+	CHECK(sim_world_debug_boxes(w, 0, 100, NULL, 0) == 0);
+	for (int s = 0; s < 50; s++)
+		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	int depth = sim_world_debug_tree_depth(w);
+	REQUIRE(depth >= 2);
+	int total = sim_world_debug_boxes(w, 0, depth, NULL, 0);
+	REQUIRE(total > 0);
+	float(*b)[7] = malloc(sizeof *b * (size_t)total);
+	REQUIRE(b);
+	CHECK(sim_world_debug_boxes(w, 0, depth, b, total) == total);
+	CHECK(sim_world_debug_boxes(w, 0, depth + 5, NULL, 0) == total);
+
+	int roots = 0, nested = 0, *per_level = calloc((size_t)depth + 1, sizeof(int));
+	REQUIRE(per_level);
+	for (int i = 0; i < total; i++) {
+		int d = (int)b[i][6];
+		CHECK(d >= 0 && d <= depth && (float)d == b[i][6]);
+		if (d < 0 || d > depth)
+			continue;
+		per_level[d]++;
+		if (d == 0) {
+			roots++;
+			continue;
+		}
+		int parent = i - 1;
+		while (parent >= 0 && (int)b[parent][6] != d - 1)
+			parent--;
+		CHECK_MSG(parent >= 0 && (int)b[parent][6] == d - 1, "box %d at depth %d has no parent", i, d);
+		CHECK_MSG(parent >= 0 && box_holds(b[parent], b[i]), "box %d not inside box %d", i, parent);
+		nested += parent >= 0;
+		/* nothing between the parent and this box is shallower than d */
+		for (int j = parent + 1; j < i; j++)
+			CHECK((int)b[j][6] >= d);
+	}
+	CHECK(roots == 3); /* lower, upper, floor */
+	CHECK(nested == total - roots);
+	/* a tree's triangle boxes sit one below its leaves, so each triangle is a box with no
+	 * box below it: count the boxes whose next box (in pre-order) is not deeper */
+	int childless = 0;
+	for (int i = 0; i < total; i++)
+		childless += i + 1 == total || b[i + 1][6] <= b[i][6];
+	int triangles = 2; /* the floor's */
+	for (int o = 0; o < sim_world_object_count(w); o++)
+		triangles += sim_world_object_triangle_count(w, o);
+	CHECK_MSG(childless == triangles, "%d boxes without children, %d triangles", childless, triangles);
+
+	int n = sim_world_vertex_count(w);
+	const vec4 *x = sim_world_positions(w);
+	for (int v = 0; v < n; v++) {
+		bool in = false;
+		for (int i = 0; i < total && !in; i++)
+			in = b[i][6] == 0.0f && box_holds_point(b[i], x[v]);
+		CHECK_MSG(in, "vertex %d outside every root box", v);
+	}
+
+	/* ranges: level by level adds up; a small capacity fills the first boxes only */
+	int sum = 0;
+	for (int d = 0; d <= depth; d++) {
+		int c = sim_world_debug_boxes(w, d, d, NULL, 0);
+		CHECK(c == per_level[d]);
+		sum += c;
+	}
+	CHECK(sum == total);
+	CHECK(sim_world_debug_boxes(w, 0, 0, NULL, 0) == 3);
+	CHECK(sim_world_debug_boxes(w, 3, 1, NULL, 0) == 0);
+	float small[5][7];
+	memset(small, 0x7f, sizeof small);
+	CHECK(sim_world_debug_boxes(w, 0, depth, small, 4) == total);
+	CHECK(memcmp(small, b, sizeof small[0] * 4) == 0);
+	CHECK(small[4][0] == small[4][0] && memcmp(small[4], b[4], sizeof small[4]) != 0); /* untouched */
+
+	/* without the pipeline there are no hierarchies to show */
+	sim_world_def d = *sim_world_get_def(w);
+	d.collisions = false;
+	REQUIRE(sim_world_set_def(w, &d) == SIM_OK);
+	CHECK(sim_world_debug_boxes(w, 0, depth, NULL, 0) == 0);
+	CHECK(sim_world_debug_tree_depth(w) == -1);
+	free(per_level);
+	free(b);
+	sim_world_destroy(&w);
+}
+
+/* Recording changes nothing: the same scene with and without it hashes the same after
+ * every step; and on the way, in a scene with contacts, collisions and the floor, every
+ * narrow pair is among the broad ones, the contact count matches the stats, and every
+ * vertex id is valid (the floor's vertices among them). */
+static void same_with_and_without(const char *scene, int steps)
+{
+	sim_world *plain = scn_create(scene), *rec = scn_create(scene);
+	REQUIRE(plain && rec);
+	sim_world_set_debug(rec, SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
+	float dt = 1e-3f;
+	int n = sim_world_vertex_count(rec), ids = sim_world_debug_vertex_count(rec);
+	CHECK(ids == n + 4); /* the floor plane's square */
+	vec4 floor[4];
+	CHECK(sim_world_debug_obstacle_vertices(rec, floor, 4) == 4);
+	for (int k = 0; k < 4; k++)
+		CHECK(fabsf(floor[k][1]) < 1e-6f && floor[k][3] == 0.0f);
+	long contacts = 0, collisions = 0, stat_collisions = 0, floor_pairs = 0;
+	bool diverged = false;
+	for (int s = 0; s < steps && !diverged; s++) {
+		REQUIRE(sim_world_step(plain, dt) == SIM_OK);
+		REQUIRE(sim_world_step(rec, dt) == SIM_OK);
+		if (sim_world_state_hash(plain) != sim_world_state_hash(rec)) {
+			CHECK_MSG(false, "%s: states differ after step %d", scene, s + 1);
+			diverged = true;
+		}
+		const sim_stats *a = sim_world_stats(plain), *b = sim_world_stats(rec);
+		CHECK(a->contacts == b->contacts && a->collisions == b->collisions && a->impact_zones == b->impact_zones &&
+		      a->self_contacts == b->self_contacts && a->largest_zone == b->largest_zone);
+		bool truncated = true;
+		const sim_debug_pair *p = NULL;
+		int np = sim_world_debug_pairs(rec, &p, &truncated);
+		CHECK(!truncated);
+		CHECK(sim_world_debug_predicted(rec) != NULL);
+		for (int i = 0; i < np; i++) {
+			bool ok = p[i].stage < SIM_PAIR_STAGE_COUNT && p[i].kind < SIM_PAIR_KIND_COUNT &&
+			          p[i].kind != SIM_PAIR_VERTEX_OBSTACLE && p[i].v[0] >= 0;
+			for (int k = 0; k < 4; k++) {
+				ok = ok && p[i].v[k] >= 0 && p[i].v[k] < ids;
+				floor_pairs += p[i].v[k] >= n;
+			}
+			if (!ok) {
+				CHECK_MSG(ok, "%s step %d: bad pair %d", scene, s + 1, i);
+				break;
+			}
+		}
+		int prox = count_stage(rec, SIM_PAIR_PROXIMITY), coll = count_stage(rec, SIM_PAIR_COLLISION);
+		CHECK(prox == sim_world_stats(rec)->contacts);
+		CHECK(coll <= sim_world_stats(rec)->collisions);
+		contacts += prox;
+		collisions += coll;
+		stat_collisions += sim_world_stats(rec)->collisions;
+		if (prox > 0 || coll > 0 || s % 50 == 0) {
+			keyset np_ = stage_set(rec, SIM_PAIR_PROXIMITY), bp = stage_set(rec, SIM_PAIR_BROAD_PROXIMITY);
+			keyset nc = stage_set(rec, SIM_PAIR_COLLISION), bc = stage_set(rec, SIM_PAIR_BROAD_COLLISION);
+			CHECK_MSG(subset(&np_, &bp), "%s step %d: a contact is not a broad pair", scene, s + 1);
+			CHECK_MSG(subset(&nc, &bc), "%s step %d: a collision is not a broad pair", scene, s + 1);
+			free(np_.k), free(bp.k), free(nc.k), free(bc.k);
+		}
+	}
+	printf("%s: %d steps, %ld contacts, %ld collisions recorded (stats: %ld), %ld floor vertex ids\n", scene, steps,
+	       contacts, collisions, stat_collisions, floor_pairs);
+	CHECK(contacts > 0 && floor_pairs > 0);
+	sim_world_destroy(&plain);
+	sim_world_destroy(&rec);
+}
+
+static void test_recording_changes_nothing(void)
+{
+	same_with_and_without("two-cloths", 400);
+	same_with_and_without("pile", 300);
+}
+
+/* More pairs than the cap: the log stops at SIM_DEBUG_MAX_PAIRS and says so, and the
+ * step itself is not affected. */
+static void test_truncation(void)
+{
+	sim_world *plain = scn_create("pile"), *rec = scn_create("pile");
+	REQUIRE(plain && rec);
+	sim_world_def d = *sim_world_get_def(rec);
+	d.substeps = 20; /* about 20 000 broad pairs a substep */
+	REQUIRE(sim_world_set_def(rec, &d) == SIM_OK && sim_world_set_def(plain, &d) == SIM_OK);
+	sim_world_set_debug(rec, SIM_DEBUG_PAIRS);
+	REQUIRE(sim_world_step(plain, 1e-3f) == SIM_OK);
+	REQUIRE(sim_world_step(rec, 1e-3f) == SIM_OK);
+	const sim_debug_pair *p = NULL;
+	bool truncated = false;
+	int n = sim_world_debug_pairs(rec, &p, &truncated);
+	CHECK_MSG(n == SIM_DEBUG_MAX_PAIRS && truncated, "%d pairs, truncated %d", n, truncated);
+	CHECK(p && p[n - 1].stage < SIM_PAIR_STAGE_COUNT && p[n - 1].kind < SIM_PAIR_KIND_COUNT);
+	CHECK(sim_world_state_hash(plain) == sim_world_state_hash(rec));
+	/* the next step starts afresh */
+	d.substeps = 1;
+	REQUIRE(sim_world_set_def(rec, &d) == SIM_OK);
+	REQUIRE(sim_world_step(rec, 1e-3f) == SIM_OK);
+	n = sim_world_debug_pairs(rec, &p, &truncated);
+	CHECK(n > 0 && n < SIM_DEBUG_MAX_PAIRS && !truncated);
+	sim_world_destroy(&plain);
+	sim_world_destroy(&rec);
+}
+
+static const test_case tests[] = {
+	TEST(test_truncation),
+	TEST(test_proximity_pairs_exact),
+	TEST(test_collision_pairs_exact),
+	TEST(test_vertex_obstacle_pairs),
+	TEST(test_off_records_nothing),
+	TEST(test_predicted_is_integrator_only),
+	TEST(test_boxes),
+	TEST(test_recording_changes_nothing),
+};
+TEST_MAIN(tests)
