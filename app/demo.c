@@ -49,6 +49,10 @@ struct demo {
 	panel *panel;
 	bool show_panel, show_hud;
 	bool vertex_ids, velocity_arrows;
+	bool debug_boxes, debug_broad, debug_narrow, debug_predicted;
+	int depth_min, depth_max;
+	float (*segments)[5]; /* debug view scratch, grown as needed */
+	int segment_count, segment_capacity;
 	float arrow_length, arrow_width;
 	int panel_frames;
 	sim_world_def def;      /* as last sent; shown while DEF_HOLD_NS has not passed */
@@ -127,6 +131,8 @@ static void clear_plots(demo *d)
 
 /* Starts the simulation thread and the renderer on d->scene, with the view, pointer and
  * panel state of a fresh start. */
+static void send_debug(demo *d);
+
 static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 {
 	st_options so = st_options_default();
@@ -168,6 +174,8 @@ static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 	d->def = d->snapshot->def;
 	d->def_sent_ns = 0;
 	clear_plots(d);
+	if (d->debug_boxes || d->debug_broad || d->debug_narrow || d->debug_predicted)
+		send_debug(d); /* a new thread starts with the views off */
 	return true;
 }
 
@@ -204,6 +212,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 	d->style = RD_SOLID;
 	d->show_panel = d->show_hud = true;
 	d->arrow_length = 0.05f;
+	d->depth_max = 2;
 	d->arrow_width = 1.5f;
 	scn_error err = {0};
 	if (scn_load(options->scene, &d->scene, &err) != SCN_OK) {
@@ -265,6 +274,7 @@ void demo_destroy(demo **dp)
 	stop_scene(d);
 	gl_window w = {d->window, d->gl};
 	gl_window_close(&w);
+	free(d->segments);
 	scn_scene_free(&d->scene);
 	free(d);
 	*dp = NULL;
@@ -666,6 +676,151 @@ static void fill_overlay(demo *d, panel_overlay *o)
 	o->arrow_count = arrows;
 }
 
+/* ---- the seed's debug views ------------------------------------------------------------------ */
+
+enum { MAX_SEGMENTS = 400000 }; /* beyond this a debug view is unreadable anyway */
+
+static void segment(demo *d, const view_basis *b, const float p[3], const float q[3], int color)
+{
+	if (d->segment_count == d->segment_capacity) {
+		if (d->segment_capacity >= MAX_SEGMENTS)
+			return;
+		int cap = d->segment_capacity ? 2 * d->segment_capacity : 4096;
+		float(*grown)[5] = realloc(d->segments, sizeof *grown * (size_t)cap);
+		if (!grown)
+			return;
+		d->segments = grown, d->segment_capacity = cap;
+	}
+	float *g = d->segments[d->segment_count];
+	if (!project(b, p, &g[0], &g[1]) || !project(b, q, &g[2], &g[3]))
+		return;
+	g[4] = (float)color;
+	d->segment_count++;
+}
+
+/* World position of a pair member: a cloth vertex, or a triangle obstacle's vertex. */
+static const float *pair_point(const st_snapshot *s, int id)
+{
+	if (id < s->vertex_count)
+		return s->positions[id];
+	id -= s->vertex_count;
+	return id < s->debug_obstacle_vertex_count ? s->debug_obstacle_vertices[id] : s->positions[0];
+}
+
+static void centroid(const st_snapshot *s, const int *ids, int n, float out[3])
+{
+	for (int k = 0; k < 3; k++) {
+		out[k] = 0.0f;
+		for (int i = 0; i < n; i++)
+			out[k] += pair_point(s, ids[i])[k] / (float)n;
+	}
+}
+
+static void pair_segments(demo *d, const view_basis *b)
+{
+	const st_snapshot *s = d->snapshot;
+	for (int i = 0; i < s->debug_pair_count; i++) {
+		const sim_debug_pair *p = &s->debug_pairs[i];
+		bool broad = p->stage == SIM_PAIR_BROAD_PROXIMITY || p->stage == SIM_PAIR_BROAD_COLLISION;
+		if (broad ? !d->debug_broad : !d->debug_narrow)
+			continue;
+		int color = p->stage == SIM_PAIR_BROAD_PROXIMITY ? PANEL_COLOR_BROAD_PROXIMITY
+		            : p->stage == SIM_PAIR_PROXIMITY     ? PANEL_COLOR_PROXIMITY
+		            : p->stage == SIM_PAIR_BROAD_COLLISION ? PANEL_COLOR_BROAD_COLLISION
+		                                                   : PANEL_COLOR_COLLISION;
+		float a[3], c[3];
+		if (p->kind == SIM_PAIR_VERTEX_TRIANGLE) {
+			/* the vertex to the triangle's centre, and the triangle itself */
+			centroid(s, p->v + 1, 3, c);
+			segment(d, b, pair_point(s, p->v[0]), c, color);
+			for (int k = 0; k < 3; k++)
+				segment(d, b, pair_point(s, p->v[1 + k]), pair_point(s, p->v[1 + (k + 1) % 3]), color);
+		} else if (p->kind == SIM_PAIR_EDGE_EDGE) {
+			centroid(s, p->v, 2, a);
+			centroid(s, p->v + 2, 2, c);
+			segment(d, b, pair_point(s, p->v[0]), pair_point(s, p->v[1]), color);
+			segment(d, b, pair_point(s, p->v[2]), pair_point(s, p->v[3]), color);
+			segment(d, b, a, c, color);
+		} else {
+			/* against a sphere or capsule: a small cross at the vertex */
+			const float *v = pair_point(s, p->v[0]);
+			float r = 0.01f;
+			for (int k = 0; k < 3; k++) {
+				float lo[3] = {v[0], v[1], v[2]}, hi[3] = {v[0], v[1], v[2]};
+				lo[k] -= r, hi[k] += r;
+				segment(d, b, lo, hi, color);
+			}
+		}
+	}
+}
+
+static void box_segments(demo *d, const view_basis *b)
+{
+	const st_snapshot *s = d->snapshot;
+	for (int i = 0; i < s->debug_box_count; i++) {
+		const float *x = s->debug_boxes[i];
+		int color = PANEL_COLOR_BOX + (int)x[6];
+		/* the twelve edges: corners differ in one coordinate */
+		for (int c = 0; c < 8; c++)
+			for (int k = 0; k < 3; k++) {
+				if (c & (1 << k))
+					continue;
+				int e = c | (1 << k);
+				float p[3], q[3];
+				for (int j = 0; j < 3; j++) {
+					p[j] = (c & (1 << j)) ? x[3 + j] : x[j];
+					q[j] = (e & (1 << j)) ? x[3 + j] : x[j];
+				}
+				segment(d, b, p, q, color);
+			}
+	}
+}
+
+static void predicted_segments(demo *d, const view_basis *b)
+{
+	const st_snapshot *s = d->snapshot;
+	if (!s->debug_predicted)
+		return;
+	for (int o = 0; o < d->layout->object_count; o++) {
+		const st_object *ob = &d->layout->objects[o];
+		for (int t = 0; t < ob->triangle_count; t++) {
+			const int *tri = &ob->triangles[3 * t];
+			for (int k = 0; k < 3; k++)
+				segment(d, b, s->debug_predicted[ob->first_vertex + tri[k]],
+				        s->debug_predicted[ob->first_vertex + tri[(k + 1) % 3]], PANEL_COLOR_PREDICTED);
+		}
+	}
+}
+
+static void debug_segments(demo *d, panel_overlay *o)
+{
+	d->segment_count = 0;
+	if (d->debug_boxes || d->debug_broad || d->debug_narrow || d->debug_predicted) {
+		view_basis b;
+		get_view_basis(d, &b);
+		if (d->debug_boxes)
+			box_segments(d, &b);
+		if (d->debug_broad || d->debug_narrow)
+			pair_segments(d, &b);
+		if (d->debug_predicted)
+			predicted_segments(d, &b);
+	}
+	o->segments = (const float(*)[5])d->segments;
+	o->segment_count = d->segment_count;
+}
+
+static void send_debug(demo *d)
+{
+	st_command c = {.kind = ST_SET_DEBUG, .debug_depth_min = d->depth_min, .debug_depth_max = d->depth_max};
+	if (d->debug_boxes)
+		c.debug_flags |= ST_DEBUG_BOXES;
+	if (d->debug_broad || d->debug_narrow)
+		c.debug_flags |= ST_DEBUG_PAIRS;
+	if (d->debug_predicted)
+		c.debug_flags |= ST_DEBUG_PREDICTED;
+	st_send(d->sim, &c);
+}
+
 static int builtin_index(const char *name)
 {
 	for (int i = 0; i < scn_builtin_count(); i++)
@@ -678,6 +833,11 @@ void demo_panel_model(demo *d, panel_model *m)
 {
 	*m = (panel_model){.layout = d->layout, .snapshot = d->snapshot, .render_fps = d->render_fps, .plots = &d->plots};
 	fill_overlay(d, &m->overlay);
+	debug_segments(d, &m->overlay);
+	m->debug_boxes = d->debug_boxes, m->debug_broad = d->debug_broad;
+	m->debug_narrow = d->debug_narrow, m->debug_predicted = d->debug_predicted;
+	m->depth_min = d->depth_min, m->depth_max = d->depth_max;
+	m->tree_depth = d->snapshot->debug_tree_depth;
 	m->show_panel = d->show_panel, m->show_hud = d->show_hud;
 	m->scene = builtin_index(d->options.scene);
 	m->def = *current_def(d);
@@ -696,6 +856,13 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 	d->style = m->style, d->floor_grid = m->floor_grid;
 	d->vertex_ids = m->vertex_ids, d->velocity_arrows = m->velocity_arrows;
 	d->arrow_length = m->arrow_length, d->arrow_width = m->arrow_width;
+	if (m->debug_changed) {
+		d->debug_boxes = m->debug_boxes, d->debug_broad = m->debug_broad;
+		d->debug_narrow = m->debug_narrow, d->debug_predicted = m->debug_predicted;
+		d->depth_min = m->depth_min < m->depth_max ? m->depth_min : m->depth_max;
+		d->depth_max = m->depth_max;
+		send_debug(d);
+	}
 	if (m->def_changed)
 		send_def(d, &m->def);
 	if (m->dt_changed) {

@@ -141,6 +141,26 @@ static void overlays(const panel_overlay &o)
 			                      ImVec2(bx + 0.5f * head * uy, by - 0.5f * head * ux), arrow);
 		}
 	}
+	static const ImU32 segment_colors[] = {
+	    IM_COL32(90, 140, 255, 110), // broad proximity
+	    IM_COL32(80, 235, 120, 255), // proximity (narrow)
+	    IM_COL32(255, 170, 60, 110), // broad collision
+	    IM_COL32(255, 60, 60, 255),  // collision
+	    IM_COL32(230, 90, 255, 200), // predicted
+	};
+	for (int i = 0; i < o.segment_count; i++) {
+		const float *g = o.segments[i];
+		int c = (int)g[4];
+		ImU32 color;
+		if (c < PANEL_COLOR_BOX) {
+			color = segment_colors[c];
+		} else {
+			/* boxes: lighter with depth, so nested levels stay apart */
+			int depth = c - PANEL_COLOR_BOX, shade = 120 + (depth * 23) % 136;
+			color = IM_COL32(shade, 255 - shade / 2, 255, 170);
+		}
+		dl->AddLine(ImVec2(g[0], g[1]), ImVec2(g[2], g[3]), color, 1.0f);
+	}
 	char id[16];
 	for (int i = 0; i < o.label_count; i++) {
 		std::snprintf(id, sizeof id, "%d", o.label_ids[i]);
@@ -206,16 +226,6 @@ static bool spring_row(const char *label, float *stiffness, float *damping)
 	changed |= log_slider(label, damping, 0.0f, 100.0f, "%.4g");
 	ImGui::PopID();
 	return changed;
-}
-
-static void not_yet(const char *label)
-{
-	bool off = false;
-	ImGui::BeginDisabled();
-	ImGui::Checkbox(label, &off);
-	ImGui::EndDisabled();
-	if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-		ImGui::SetTooltip("needs sim debug data (not yet)");
 }
 
 static void run_section(panel_model &m)
@@ -331,10 +341,19 @@ static void display_section(panel_model &m)
 	log_slider("length", &m.arrow_length, 1e-3f, 10.0f, "%.3f s");
 	ImGui::SliderFloat("width", &m.arrow_width, 0.5f, 6.0f, "%.1f px");
 	ImGui::EndDisabled();
-	not_yet("bounding boxes by depth");
-	not_yet("broad-phase proximities");
-	not_yet("narrow-phase proximities, collisions");
-	not_yet("state before collision handling");
+	m.debug_changed |= ImGui::Checkbox("bounding boxes", &m.debug_boxes);
+	if (m.debug_boxes) {
+		int top = m.tree_depth > 0 ? m.tree_depth : 0;
+		m.debug_changed |= ImGui::DragIntRange2("depths", &m.depth_min, &m.depth_max, 0.1f, 0, top, "from %d",
+		                                        "to %d");
+	}
+	m.debug_changed |= ImGui::Checkbox("broad-phase pairs", &m.debug_broad);
+	if (ImGui::IsItemHovered())
+		ImGui::SetTooltip("candidates from the hierarchy: blue for proximity, orange for collision");
+	m.debug_changed |= ImGui::Checkbox("proximities and collisions", &m.debug_narrow);
+	if (ImGui::IsItemHovered())
+		ImGui::SetTooltip("pairs that got an impulse: green repulsion, red collision");
+	m.debug_changed |= ImGui::Checkbox("state before collision handling", &m.debug_predicted);
 }
 
 static void plots_section(const panel_model &m)

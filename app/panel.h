@@ -36,7 +36,20 @@ typedef struct panel_overlay {
 	const float (*labels)[2]; /* where each id is written */
 	const int *label_ids;
 	int label_count;
+	/* the seed's debug views as coloured segments: x0 y0 x1 y1, colour (a panel_color) */
+	const float (*segments)[5];
+	int segment_count;
 } panel_overlay;
+
+/* Colours of the debug segments. */
+typedef enum panel_color {
+	PANEL_COLOR_BROAD_PROXIMITY,
+	PANEL_COLOR_PROXIMITY,
+	PANEL_COLOR_BROAD_COLLISION,
+	PANEL_COLOR_COLLISION,
+	PANEL_COLOR_PREDICTED,
+	PANEL_COLOR_BOX, /* + depth, shading deeper levels */
+} panel_color;
 
 typedef enum panel_action { PANEL_NONE, PANEL_PLAY, PANEL_PAUSE, PANEL_STEP, PANEL_RESET, PANEL_QUIT } panel_action;
 
@@ -60,8 +73,12 @@ typedef struct panel_model {
 	bool vertex_ids, velocity_arrows;
 	float arrow_length;  /* s: an arrow spans length * v */
 	float arrow_width;   /* pixels */
+	/* the seed's debug views (the demo asks the simulation thread for their data) */
+	bool debug_boxes, debug_broad, debug_narrow, debug_predicted;
+	int depth_min, depth_max; /* hierarchy levels whose boxes are drawn, root 0 */
+	int tree_depth;           /* shown: the deepest level there is, -1 none */
 	/* what the user did in this frame */
-	bool scene_changed, def_changed, dt_changed, object_changed, material_changed;
+	bool scene_changed, def_changed, dt_changed, object_changed, material_changed, debug_changed;
 	panel_action action;
 } panel_model;
 

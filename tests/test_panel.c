@@ -303,7 +303,48 @@ static void test_scene_switch_keeps_window(void)
 	demo_destroy(&d);
 }
 
+/* The seed's debug views through the panel: once the cloth lies on the floor the thread
+ * publishes boxes, contact pairs and the predicted state, and each becomes segments on
+ * screen; turned off, nothing is recorded or drawn. */
+static void test_debug_views(void)
+{
+	demo *d = open_demo("two-cloths", 0.0);
+	REQUIRE(d != NULL);
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK(m.overlay.segment_count == 0);
+	m.debug_boxes = m.debug_broad = m.debug_narrow = m.debug_predicted = true;
+	m.depth_min = 0, m.depth_max = 1;
+	m.debug_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	const st_snapshot *s = run_steps(d, 600);
+	frames(d, 2);
+	s = demo_snapshot(d);
+	CHECK_MSG(s->debug_box_count > 0 && s->debug_pair_count > 0 && s->debug_predicted,
+	          "boxes %d, pairs %d, predicted %s", s->debug_box_count, s->debug_pair_count,
+	          s->debug_predicted ? "yes" : "no");
+	/* roots and their children only: a tree per cloth and one for the floor */
+	for (int i = 0; i < s->debug_box_count; i++)
+		CHECK(s->debug_boxes[i][6] >= 0.0f && s->debug_boxes[i][6] <= 1.0f);
+	demo_panel_model(d, &m);
+	CHECK_MSG(m.overlay.segment_count > 12 * s->debug_box_count, "%d segments for %d boxes and %d pairs",
+	          m.overlay.segment_count, s->debug_box_count, s->debug_pair_count);
+	CHECK(m.tree_depth > 1);
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	m.debug_boxes = m.debug_broad = m.debug_narrow = m.debug_predicted = false;
+	m.debug_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	run_steps(d, 5);
+	frames(d, 2);
+	s = demo_snapshot(d);
+	CHECK(s->debug_box_count == 0 && s->debug_pair_count == 0 && !s->debug_predicted);
+	demo_panel_model(d, &m);
+	CHECK(m.overlay.segment_count == 0);
+	demo_destroy(&d);
+}
+
 static const test_case tests[] = {
+    TEST(test_debug_views),
     TEST(test_panel_frames_without_gl_errors),
     TEST(test_panel_claims_only_its_own_clicks),
     TEST(test_panel_edits_reach_simulation),
