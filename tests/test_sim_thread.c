@@ -879,7 +879,41 @@ static void test_debug_views(void)
 	scn_scene_free(&scene);
 }
 
+/* ST_SET_DT changes the step the thread takes (and reports), a bad one is refused with a
+ * message, and RESET brings back the scene's step. */
+static void test_set_dt(void)
+{
+	scn_scene *scene = parse(floating_scene);
+	REQUIRE(scene);
+	st_thread *t = start(scene, true, 0.0);
+	REQUIRE(t);
+	float scene_dt = st_get_layout(t)->dt;
+	st_command c = {.kind = ST_SET_DT, .dt = 0.0025f};
+	command(t, &c);
+	for (int k = 0; k < 4; k++)
+		send(t, ST_STEP);
+	const st_snapshot *s = settle(t);
+	REQUIRE(s && s->steps == 4);
+	CHECK(s->dt == 0.0025f);
+	CHECK_NEAR(s->time, 4.0 * (double)0.0025f, 1e-12);
+	c.dt = 5.0f;
+	command(t, &c);
+	s = settle(t);
+	REQUIRE(s);
+	CHECK(s->dt == 0.0025f);
+	CHECK_MSG(strstr(s->message, "refused") != NULL, "%s", s->message);
+	send(t, ST_RESET);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s);
+	CHECK(s->dt == scene_dt);
+	CHECK_NEAR(s->time, scene_dt, 1e-9);
+	st_stop(&t);
+	scn_scene_free(&scene);
+}
+
 static const test_case tests[] = {
+	TEST(test_set_dt),
 	TEST(test_debug_views),
 	TEST(test_export),
 	TEST(test_determinism),
