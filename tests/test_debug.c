@@ -4,6 +4,7 @@
  * the hierarchy boxes nest and hold the cloth, and recording never changes the
  * simulation. */
 #include "test.h"
+#include "sim_fixtures.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -238,21 +239,6 @@ static sim_world *two_grids(void)
 	return w;
 }
 
-/* A single triangle object; its vertices get the given velocity. */
-static int add_triangle(sim_world *w, const char *name, const float p[9], const float *vel)
-{
-	static const int tri[3] = {0, 1, 2};
-	sim_mesh_def m = {.name = name, .vertex_count = 3, .positions = p, .triangle_count = 1, .triangles = tri};
-	m.material = sim_material_default();
-	m.material.total_mass = 0.03f;
-	int obj = sim_world_add_mesh(w, &m);
-	if (obj >= 0 && vel) {
-		int first = sim_world_object_first_vertex(w, obj);
-		for (int i = 0; i < 3; i++)
-			sim_world_set_vertex(w, first + i, &p[3 * i], vel);
-	}
-	return obj;
-}
 
 /* A pinned triangle (vertices 0-2) and a small one (3-5) above it flying down at 60 m/s:
  * all three of its vertices cross the wall within the first 1 ms step. */
