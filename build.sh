@@ -11,7 +11,8 @@ cd "$here"
 
 # The project's Debian packages (later issues add to this list).
 packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev
-	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth libimgui-dev)
+	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth
+	libusb-1.0-0-dev umockdev libumockdev-dev libimgui-dev)
 # clang for the libFuzzer targets (Debian 12's clang 14 ships libFuzzer)
 packages+=(clang)
 

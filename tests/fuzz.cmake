@@ -39,3 +39,8 @@ tela_add_fuzzer(scene 120000)
 # The scene target reads the internals to skip building worlds too large for a fuzz run.
 target_include_directories(fuzz_scene PRIVATE "${PROJECT_SOURCE_DIR}/scenes/src")
 target_compile_definitions(fuzz_scene PRIVATE TELA_FUZZ_ASSETS="${TELA_FUZZ_DIR}/assets")
+
+# The Polhemus record parser (issue 6, devices/src/parser.c): a byte stream as USB delivers
+# it, cut into transfers by the first byte.
+tela_add_fuzzer(polhemus 300000)
+target_link_libraries(fuzz_polhemus PRIVATE tela_devices)

@@ -1,0 +1,800 @@
+/* The device core without USB (issue 6): the Polhemus record parser on hand-built bytes,
+ * pol_encode, the synthetic scripts, recording and replay ("tela-rec 1"). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "test.h"
+
+#include "device_internal.h"
+#include "devices/device.h"
+#include "devices/polhemus.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+/* ---- hand-built records ------------------------------------------------------------- */
+
+static void put32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void putf(uint8_t *b, float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	put32(b, u);
+}
+
+static uint32_t bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static float from_bits(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* The worked example of reference section 7 in tela's layout O*,2,7,9,10,1: x 10, y 2,
+ * z -3.5 cm; w 0.7071 (0x3F3504F3), x 0, y 0, z 0.7071; then the frame count. */
+static void make_record(uint8_t rec[POL_RECORD_BYTES], int station, uint32_t frame, uint32_t stylus)
+{
+	static const uint8_t example[POL_RECORD_BYTES] = {
+		0x50, 0x41, 0x01, 0x50, 0x00, 0x00, 0x26, 0x00,                         /* PA 1 'P' 0 0 38 */
+		0x00, 0x00, 0x20, 0x41, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x60, 0xC0, /* 10, 2, -3.5 */
+		0xF3, 0x04, 0x35, 0x3F, 0x00, 0x00, 0x00, 0x00,                         /* w, x */
+		0x00, 0x00, 0x00, 0x00, 0xF3, 0x04, 0x35, 0x3F,                         /* y, z */
+		0x00, 0x00, 0x00, 0x00,                                                 /* frame */
+		0x01, 0x00, 0x00, 0x00,                                                 /* stylus */
+		0x0D, 0x0A,
+	};
+	memcpy(rec, example, sizeof example);
+	rec[2] = (uint8_t)station;
+	put32(rec + 36, frame);
+	put32(rec + 40, stylus);
+}
+
+static void check_example_sample(const dev_sample *s, int station, uint32_t frame, int64_t t)
+{
+	CHECK(s->sensor == station);
+	CHECK(s->frame == frame);
+	CHECK(s->t_ns == t);
+	CHECK(s->buttons == 1u);
+	/* Exact: the parser's conversion is the correctly rounded cm / 100. */
+	CHECK(s->position[0] == 0.1f);
+	CHECK(s->position[1] == 0.02f);
+	CHECK(s->position[2] == -0.035f);
+	float h = from_bits(0x3F3504F3u);
+	CHECK(s->orientation[0] == 0.0f);
+	CHECK(s->orientation[1] == 0.0f);
+	CHECK(s->orientation[2] == h);
+	CHECK(s->orientation[3] == h);
+}
+
+static void test_worked_example(void)
+{
+	uint8_t rec[POL_RECORD_BYTES];
+	make_record(rec, 1, 7, 1);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	int n = pol_parse(&p, rec, sizeof rec, 12345, s, 4);
+	REQUIRE(n == 1);
+	check_example_sample(&s[0], 1, 7, 12345);
+	CHECK(p.health.samples == 1 && p.health.skipped_bytes == 0 && p.health.resyncs == 0);
+	CHECK(p.health.error_records == 0 && p.health.dropped_frames == 0);
+	CHECK(p.pending_count == 0);
+
+	/* The stylus flag is a 32-bit 0/1 on the wire; tela keeps bit 0. */
+	make_record(rec, 1, 8, 0);
+	n = pol_parse(&p, rec, sizeof rec, 0, s, 4);
+	REQUIRE(n == 1);
+	CHECK(s[0].buttons == 0u);
+}
+
+static void test_split_everywhere(void)
+{
+	uint8_t two[2 * POL_RECORD_BYTES];
+	make_record(two, 1, 1, 1);
+	make_record(two + POL_RECORD_BYTES, 1, 2, 1);
+	/* Every cut of the two-record stream, including inside the header. */
+	for (size_t cut = 0; cut <= sizeof two; cut++) {
+		pol_parser p;
+		pol_parser_init(&p);
+		dev_sample s[4];
+		int n = pol_parse(&p, two, cut, 10, s, 4);
+		n += pol_parse(&p, two + cut, sizeof two - cut, 20, s + n, 4 - n);
+		CHECK_MSG(n == 2, "cut at %zu: %d samples", cut, n);
+		CHECK_MSG(p.health.skipped_bytes == 0 && p.health.dropped_frames == 0, "cut at %zu", cut);
+		if (n == 2) {
+			check_example_sample(&s[0], 1, 1, cut >= POL_RECORD_BYTES ? 10 : 20);
+			check_example_sample(&s[1], 1, 2, cut == sizeof two ? 10 : 20);
+		}
+	}
+	/* One byte at a time. */
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	int n = 0;
+	for (size_t i = 0; i < sizeof two; i++)
+		n += pol_parse(&p, two + i, 1, (int64_t)i, s + n, 4 - n);
+	CHECK(n == 2);
+	CHECK(p.health.skipped_bytes == 0);
+}
+
+static void test_two_stations(void)
+{
+	uint8_t two[2 * POL_RECORD_BYTES];
+	make_record(two, 1, 40, 1);
+	make_record(two + POL_RECORD_BYTES, 2, 40, 0);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	int n = pol_parse(&p, two, sizeof two, 5, s, 4);
+	REQUIRE(n == 2);
+	CHECK(s[0].sensor == 1 && s[0].buttons == 1);
+	CHECK(s[1].sensor == 2 && s[1].buttons == 0);
+	CHECK(s[1].t_ns == 5);
+	/* Both stations at frame 41 next: no drop, whatever the other station's counter. */
+	make_record(two, 1, 41, 1);
+	make_record(two + POL_RECORD_BYTES, 2, 41, 0);
+	n = pol_parse(&p, two, sizeof two, 6, s, 4);
+	CHECK(n == 2);
+	CHECK(p.health.dropped_frames == 0);
+}
+
+/* A corrupted record followed by a good one: the bad one's 46 bytes are skipped exactly
+ * (the example's payload holds no 'P' or 'L'), the good one survives. */
+static void check_bad_then_good(const uint8_t bad[POL_RECORD_BYTES], const char *what)
+{
+	uint8_t buf[2 * POL_RECORD_BYTES];
+	memcpy(buf, bad, POL_RECORD_BYTES);
+	make_record(buf + POL_RECORD_BYTES, 1, 3, 1);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	int n = pol_parse(&p, buf, sizeof buf, 1, s, 4);
+	CHECK_MSG(n == 1, "%s: %d samples", what, n);
+	if (n == 1)
+		check_example_sample(&s[0], 1, 3, 1);
+	CHECK_MSG(p.health.skipped_bytes == POL_RECORD_BYTES, "%s: skipped %llu", what,
+	          (unsigned long long)p.health.skipped_bytes);
+	CHECK_MSG(p.health.resyncs == 1, "%s: resyncs %llu", what, (unsigned long long)p.health.resyncs);
+	CHECK(p.health.error_records == 0);
+}
+
+static void test_bad_records(void)
+{
+	uint8_t rec[POL_RECORD_BYTES];
+	make_record(rec, 1, 2, 1);
+	rec[6] = 34; /* the worked example's size, for a list without the frame count */
+	check_bad_then_good(rec, "wrong size field");
+
+	make_record(rec, 1, 2, 1);
+	rec[1] = 'B';
+	check_bad_then_good(rec, "bad preamble");
+
+	make_record(rec, 17, 2, 1);
+	check_bad_then_good(rec, "station 17");
+
+	make_record(rec, 0, 2, 1);
+	check_bad_then_good(rec, "station 0");
+
+	make_record(rec, 1, 2, 1);
+	rec[3] = 'X';
+	check_bad_then_good(rec, "unknown init command");
+
+	make_record(rec, 1, 2, 1);
+	rec[45] = ' ';
+	check_bad_then_good(rec, "missing CR LF");
+
+	make_record(rec, 1, 2, 1);
+	putf(rec + 12, from_bits(0x7FC00000u)); /* NaN y */
+	check_bad_then_good(rec, "NaN position");
+
+	make_record(rec, 1, 2, 1);
+	putf(rec + 20, from_bits(0x7F800000u)); /* infinite w */
+	check_bad_then_good(rec, "infinite quaternion");
+
+	make_record(rec, 1, 2, 1);
+	memset(rec + 20, 0, 16); /* zero quaternion: no orientation to normalise */
+	check_bad_then_good(rec, "zero quaternion");
+
+	/* The other preambles are accepted. */
+	static const char *pre[] = {"LY", "LU"};
+	for (int i = 0; i < 2; i++) {
+		make_record(rec, 16, 0, 0);
+		memcpy(rec, pre[i], 2);
+		pol_parser p;
+		pol_parser_init(&p);
+		dev_sample s[1];
+		CHECK_MSG(pol_parse(&p, rec, sizeof rec, 0, s, 1) == 1, "preamble %s", pre[i]);
+		CHECK(s[0].sensor == 16);
+	}
+}
+
+static void test_normalises(void)
+{
+	uint8_t rec[POL_RECORD_BYTES];
+	make_record(rec, 1, 0, 0);
+	putf(rec + 20, 0.0f);
+	putf(rec + 24, 0.0f);
+	putf(rec + 28, 1.2f); /* y, 20 % long */
+	putf(rec + 32, 0.0f);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[1];
+	REQUIRE(pol_parse(&p, rec, sizeof rec, 0, s, 1) == 1);
+	CHECK_NEAR(s[0].orientation[1], 1.0, 1e-7);
+	CHECK(s[0].orientation[0] == 0.0f && s[0].orientation[2] == 0.0f && s[0].orientation[3] == 0.0f);
+}
+
+static void test_garbage(void)
+{
+	/* The ASCII reply to the CR probe, a fake preamble with a bad station, and a lone
+	 * 'L' before the first record; more garbage between two records. */
+	static const char before[] = "Invalid Command\r\nxxPA\x7fyL";
+	static const char between[] = "\x01\x02PA\x01\x50\x00\x00\x22\x00zz"; /* a header with size 34 */
+	uint8_t buf[256];
+	size_t len = 0;
+	memcpy(buf + len, before, sizeof before - 1);
+	len += sizeof before - 1;
+	make_record(buf + len, 1, 1, 1);
+	len += POL_RECORD_BYTES;
+	memcpy(buf + len, between, sizeof between - 1);
+	len += sizeof between - 1;
+	make_record(buf + len, 2, 1, 0);
+	len += POL_RECORD_BYTES;
+	make_record(buf + len, 1, 2, 1);
+	len += POL_RECORD_BYTES;
+	uint64_t garbage = (sizeof before - 1) + (sizeof between - 1);
+
+	/* Whole, and in chunks of every size: the same samples and the same counts. */
+	for (size_t chunk = 1; chunk <= len; chunk++) {
+		pol_parser p;
+		pol_parser_init(&p);
+		dev_sample s[8];
+		int n = 0;
+		for (size_t at = 0; at < len; at += chunk) {
+			size_t c = len - at < chunk ? len - at : chunk;
+			n += pol_parse(&p, buf + at, c, 0, s + n, 8 - n);
+		}
+		CHECK_MSG(n == 3, "chunk %zu: %d samples", chunk, n);
+		if (n == 3) {
+			CHECK(s[0].sensor == 1 && s[0].frame == 1);
+			CHECK(s[1].sensor == 2 && s[1].frame == 1);
+			CHECK(s[2].sensor == 1 && s[2].frame == 2);
+		}
+		CHECK_MSG(p.health.skipped_bytes == garbage, "chunk %zu: skipped %llu of %llu", chunk,
+		          (unsigned long long)p.health.skipped_bytes, (unsigned long long)garbage);
+		CHECK_MSG(p.health.resyncs == 2, "chunk %zu: resyncs %llu", chunk, (unsigned long long)p.health.resyncs);
+		CHECK(p.health.dropped_frames == 0);
+	}
+}
+
+static void test_error_records(void)
+{
+	uint8_t buf[3 * POL_RECORD_BYTES];
+	make_record(buf, 1, 1, 1);
+	make_record(buf + POL_RECORD_BYTES, 1, 2, 1);
+	buf[POL_RECORD_BYTES + 4] = 49; /* real-time out of map */
+	memset(buf + POL_RECORD_BYTES + 20, 0, 16); /* a flagged pose may be anything */
+	make_record(buf + 2 * POL_RECORD_BYTES, 1, 3, 1);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	int n = pol_parse(&p, buf, sizeof buf, 0, s, 4);
+	CHECK(n == 2);
+	CHECK(n == 2 && s[0].frame == 1 && s[1].frame == 3);
+	CHECK(p.health.error_records == 1);
+	CHECK(p.health.skipped_bytes == 0 && p.health.resyncs == 0);
+	/* It was a record, so its frame is not a gap. */
+	CHECK(p.health.dropped_frames == 0);
+	CHECK(p.health.samples == 2);
+}
+
+static uint64_t drops_between(uint32_t a, uint32_t b)
+{
+	uint8_t buf[2 * POL_RECORD_BYTES];
+	make_record(buf, 3, a, 0);
+	make_record(buf + POL_RECORD_BYTES, 3, b, 0);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[2];
+	pol_parse(&p, buf, sizeof buf, 0, s, 2);
+	return p.health.dropped_frames;
+}
+
+static void test_dropped_frames(void)
+{
+	CHECK(drops_between(10, 11) == 0);
+	CHECK(drops_between(10, 13) == 2); /* a gap of 3: frames 11 and 12 are missing */
+	CHECK(drops_between(10, 10) == 0);
+	CHECK(drops_between(0xFFFFFFFFu, 0) == 0); /* wrap */
+	CHECK(drops_between(0xFFFFFFFEu, 1) == 2);
+	CHECK(drops_between(500, 3) == 0); /* counter reset (device restarted), not 2^32 drops */
+
+	/* Per station: interleaved stations with their own counters. */
+	uint8_t buf[4 * POL_RECORD_BYTES];
+	make_record(buf, 1, 100, 0);
+	make_record(buf + POL_RECORD_BYTES, 2, 7, 0);
+	make_record(buf + 2 * POL_RECORD_BYTES, 1, 101, 0);
+	make_record(buf + 3 * POL_RECORD_BYTES, 2, 9, 0);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[4];
+	CHECK(pol_parse(&p, buf, sizeof buf, 0, s, 4) == 4);
+	CHECK(p.health.dropped_frames == 1);
+}
+
+static void test_overflow(void)
+{
+	uint8_t buf[3 * POL_RECORD_BYTES];
+	for (int i = 0; i < 3; i++)
+		make_record(buf + i * POL_RECORD_BYTES, 1, (uint32_t)i, 0);
+	CHECK(POL_MAX_SAMPLES(sizeof buf) >= 3);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample s[2];
+	CHECK(pol_parse(&p, buf, sizeof buf, 0, s, 2) == 2);
+	CHECK(p.overflow == 1);
+	CHECK(p.health.samples == 2);
+}
+
+/* Deterministic pseudo-random numbers for the round trip. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static double rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static bool round_trips(const dev_sample *in)
+{
+	uint8_t rec[POL_RECORD_BYTES];
+	pol_encode(in, rec);
+	pol_parser p;
+	pol_parser_init(&p);
+	dev_sample out;
+	if (pol_parse(&p, rec, sizeof rec, in->t_ns, &out, 1) != 1)
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (bits(out.position[i]) != bits(in->position[i]))
+			return false;
+	for (int i = 0; i < 4; i++)
+		if (bits(out.orientation[i]) != bits(in->orientation[i]))
+			return false;
+	return out.sensor == in->sensor && out.buttons == in->buttons && out.frame == in->frame &&
+	       out.t_ns == in->t_ns;
+}
+
+static void test_encode_round_trip(void)
+{
+	dev_sample s = {.t_ns = 77, .sensor = 1, .buttons = 1, .frame = 123456789u};
+	const float positions[][3] = {
+		{0.1f, 0.02f, -0.035f}, {0.0f, -0.0f, 1.0f}, {0.3f, 0.0f, -0.2f}, {1e-6f, -1e-3f, 2.5f}, {-1.5f, 0.7f, 0.123456f},
+	};
+	for (size_t i = 0; i < sizeof positions / sizeof positions[0]; i++) {
+		memcpy(s.position, positions[i], sizeof s.position);
+		const float q[4] = {0.0f, 0.0f, from_bits(0x3F3504F3u), from_bits(0x3F3504F3u)};
+		memcpy(s.orientation, q, sizeof q);
+		CHECK_MSG(round_trips(&s), "position %zu", i);
+	}
+	/* Many workspace positions and random unit quaternions, every station.  The
+	 * positions are ones a tracker can report (a float number of centimetres over 100):
+	 * about one metre float in six has no float centimetre value that converts back to
+	 * it, since 100 is not a power of two. */
+	int failures = 0;
+	for (int k = 0; k < 200000; k++) {
+		for (int i = 0; i < 3; i++)
+			s.position[i] = (float)((double)(float)(rnd() * 400.0 - 200.0) / 100.0);
+		double q[4], n2 = 0.0;
+		for (int i = 0; i < 4; i++) {
+			q[i] = rnd() * 2.0 - 1.0;
+			n2 += q[i] * q[i];
+		}
+		if (n2 < 1e-3)
+			continue;
+		for (int i = 0; i < 4; i++)
+			s.orientation[i] = (float)(q[i] / sqrt(n2));
+		s.sensor = 1 + k % 16;
+		s.buttons = (uint32_t)(k & 1);
+		s.frame = (uint32_t)k * 2654435761u;
+		if (!round_trips(&s) && failures++ < 5)
+			CHECK_MSG(false, "sample %d does not round-trip", k);
+	}
+	CHECK(failures == 0);
+
+	/* Any other metres come back within one float step. */
+	for (int k = 0; k < 100000; k++) {
+		memset(&s, 0, sizeof s);
+		s.sensor = 1;
+		s.orientation[3] = 1.0f;
+		for (int i = 0; i < 3; i++)
+			s.position[i] = (float)(rnd() * 4.0 - 2.0);
+		uint8_t rec[POL_RECORD_BYTES];
+		pol_encode(&s, rec);
+		pol_parser p;
+		pol_parser_init(&p);
+		dev_sample out;
+		REQUIRE(pol_parse(&p, rec, sizeof rec, 0, &out, 1) == 1);
+		for (int i = 0; i < 3; i++)
+			if (out.position[i] != s.position[i] && nextafterf(s.position[i], out.position[i]) != out.position[i]) {
+				CHECK_MSG(false, "%.9g came back as %.9g", s.position[i], out.position[i]);
+				return;
+			}
+	}
+}
+
+static void test_init_commands(void)
+{
+	static const char *want[] = {"\r", "P", "F1\r", "U1\r", "H*,0,0,-1\r", "O*,2,7,9,10,1\r", "C\r"};
+	REQUIRE(pol_init_command_count == 7);
+	for (int i = 0; i < 7; i++)
+		CHECK_MSG(strcmp(pol_init_commands[i], want[i]) == 0, "command %d", i);
+}
+
+/* ---- sources ----------------------------------------------------------------------- */
+
+static void test_open_errors(void)
+{
+	char err[256];
+	CHECK(dev_open("joystick", err, sizeof err) == NULL);
+	CHECK(strstr(err, "unknown device 'joystick'") != NULL);
+	CHECK(dev_open("synthetic:wave", err, sizeof err) == NULL);
+	CHECK(strstr(err, "unknown script") != NULL);
+	CHECK(dev_open("synthetic:grab@0", err, sizeof err) == NULL);
+	CHECK(dev_open("synthetic:grab,slow", err, sizeof err) == NULL);
+	CHECK(dev_open("replay:", err, sizeof err) == NULL);
+	CHECK(dev_open("replay:/nonexistent/tela.rec", err, sizeof err) == NULL);
+	CHECK(strstr(err, "/nonexistent/tela.rec") != NULL);
+	CHECK(dev_open("replay:x.rec@-1", err, sizeof err) == NULL);
+	CHECK(strstr(err, "SPEED") != NULL);
+	dev_close(NULL);
+	dev_source *none = NULL;
+	dev_close(&none);
+}
+
+/* The grab script's shape: approach with the button up, press exactly at the target,
+ * lift 10 cm (up is -z) with it down, hold, release at 2.5 s, then stay. */
+static void test_grab_script(void)
+{
+	const double target = -0.05;
+	dev_sample s;
+	REQUIRE(dev_synthetic_pose("grab", 0.0, &s));
+	CHECK_NEAR(s.position[2], target - 0.20, 1e-6);
+	CHECK(s.buttons == 0);
+	dev_synthetic_pose("grab", 1.0, &s);
+	CHECK_NEAR(s.position[2], target, 1e-6);
+	CHECK(s.buttons == 1);
+	dev_synthetic_pose("grab", 2.0, &s);
+	CHECK_NEAR(s.position[2], target - 0.10, 1e-6);
+	CHECK(s.buttons == 1);
+	dev_synthetic_pose("grab", 2.49, &s);
+	CHECK(s.buttons == 1);
+	dev_synthetic_pose("grab", 2.5, &s);
+	CHECK(s.buttons == 0);
+	dev_synthetic_pose("grab", 10.0, &s);
+	CHECK_NEAR(s.position[2], target - 0.10, 1e-6);
+	CHECK(s.buttons == 0);
+
+	/* Through the device (encode + parse), at 60 Hz on the virtual clock. */
+	char err[256];
+	dev_source *d = dev_open("synthetic:grab,fast,seconds=4", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	dev_sample buf[300];
+	int n = 0, got;
+	while ((got = dev_poll(d, buf + n, 300 - n, 100)) > 0)
+		n += got;
+	CHECK(got == -1 && dev_get_state(d) == DEV_ENDED);
+	REQUIRE(n == 240);
+	float prev_z = buf[0].position[2];
+	for (int i = 0; i < n; i++) {
+		double t = i / 60.0;
+		CHECK(buf[i].sensor == 1 && buf[i].frame == (uint32_t)i);
+		CHECK_MSG(buf[i].buttons == (i >= 60 && i < 150 ? 1u : 0u), "sample %d (t %.3f)", i, t);
+		CHECK_NEAR(buf[i].t_ns - buf[0].t_ns, llround(t * 1e9), 1);
+		float z = buf[i].position[2];
+		/* Going down before the press, up only while pressed, still afterwards. */
+		if (i > 0 && i <= 60)
+			CHECK_MSG(z > prev_z, "sample %d approaches", i);
+		if (i > 60 && i <= 120)
+			CHECK_MSG(z < prev_z && buf[i - 1].buttons == 1, "sample %d lifts", i);
+		if (i > 120)
+			CHECK(z == prev_z);
+		CHECK(buf[i].position[0] == buf[0].position[0] && buf[i].position[1] == buf[0].position[1]);
+		prev_z = z;
+	}
+	dev_health h = dev_get_health(d);
+	CHECK(h.samples == 240 && h.skipped_bytes == 0 && h.dropped_frames == 0);
+	dev_close(&d);
+	CHECK(d == NULL);
+}
+
+static void test_circle_realtime(void)
+{
+	char err[256];
+	dev_source *d = dev_open("synthetic:circle", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	dev_sample buf[16];
+	int n = 0;
+	int64_t start = dev_now_ns();
+	while (n < 6 && dev_now_ns() - start < 2000000000) {
+		int64_t before = dev_now_ns();
+		int got = dev_poll(d, buf + n, 16 - n, 5);
+		/* Never longer than the timeout (plus scheduling slack on a busy machine). */
+		CHECK((dev_now_ns() - before) < 200000000);
+		REQUIRE(got >= 0);
+		n += got;
+	}
+	REQUIRE(n >= 6);
+	CHECK(dev_get_state(d) == DEV_STREAMING);
+	for (int i = 1; i < n; i++) {
+		CHECK_NEAR(buf[i].t_ns - buf[i - 1].t_ns, 1e9 / 60.0, 1.0);
+		double dx = buf[i].position[0] - 0.30, dy = buf[i].position[1];
+		CHECK_NEAR(sqrt(dx * dx + dy * dy), 0.10, 1e-5);
+		CHECK_NEAR(buf[i].position[2], -0.20, 1e-6);
+	}
+	CHECK(strstr(dev_describe(d), "synthetic:circle") != NULL);
+	dev_close(&d);
+}
+
+/* ---- recording and replay ----------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static void tmp_path(char *out, size_t size, const char *name)
+{
+	snprintf(out, size, "%s/%s", tmpdir, name);
+}
+
+static int collect(dev_source *d, dev_sample *buf, int cap)
+{
+	int n = 0, got;
+	while (n < cap && (got = dev_poll(d, buf + n, cap - n, 2000)) >= 0)
+		n += got;
+	return n;
+}
+
+static bool same_pose(const dev_sample *a, const dev_sample *b)
+{
+	for (int i = 0; i < 3; i++)
+		if (bits(a->position[i]) != bits(b->position[i]))
+			return false;
+	for (int i = 0; i < 4; i++)
+		if (bits(a->orientation[i]) != bits(b->orientation[i]))
+			return false;
+	return a->buttons == b->buttons && a->sensor == b->sensor && a->frame == b->frame;
+}
+
+static void test_record_replay(void)
+{
+	char path[512], spec[600], err[512];
+	tmp_path(path, sizeof path, "grab.rec");
+	dev_source *d = dev_open("synthetic:grab,fast,seconds=3", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	REQUIRE_MSG(dev_record(d, path, err, sizeof err), "%s", err);
+	CHECK(!dev_record(d, path, err, sizeof err) && strstr(err, "already recording"));
+	static dev_sample a[400], b[400];
+	int na = collect(d, a, 400);
+	CHECK(na == 180);
+	dev_close(&d);
+
+	FILE *f = fopen(path, "rb");
+	REQUIRE(f);
+	char line[64] = {0};
+	CHECK(fgets(line, sizeof line, f) && strcmp(line, "tela-rec 1 synthetic-samples\n") == 0);
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	fclose(f);
+	CHECK(size == (long)strlen("tela-rec 1 synthetic-samples\n") + 180 * (12 + POL_RECORD_BYTES));
+
+	/* Speed 0 and 1: the same samples, the same spacing. */
+	const char *speeds[] = {"@0", ""};
+	for (int k = 0; k < 2; k++) {
+		snprintf(spec, sizeof spec, "replay:%s%s", path, speeds[k]);
+		d = dev_open(spec, err, sizeof err);
+		REQUIRE_MSG(d, "%s", err);
+		int64_t start = dev_now_ns();
+		int nb = collect(d, b, 400);
+		double took = (double)(dev_now_ns() - start) * 1e-9;
+		CHECK_MSG(nb == na, "%s: %d of %d samples", spec, nb, na);
+		CHECK(dev_get_state(d) == DEV_ENDED);
+		CHECK(strstr(dev_describe(d), "ended") != NULL);
+		for (int i = 0; i < nb && i < na; i++) {
+			CHECK_MSG(same_pose(&a[i], &b[i]), "%s: sample %d differs", spec, i);
+			CHECK_MSG(b[i].t_ns - b[0].t_ns == a[i].t_ns - a[0].t_ns, "%s: sample %d's time", spec, i);
+		}
+		if (k == 0)
+			CHECK_MSG(took < 1.0, "as fast as possible took %.2f s", took);
+		else
+			CHECK_MSG(took > 2.9 && took < 8.0, "real time took %.2f s for 3 s", took);
+		dev_health h = dev_get_health(d);
+		CHECK(h.samples == (uint64_t)na && h.skipped_bytes == 0);
+		dev_close(&d);
+	}
+
+	/* Twice as fast: half the spacing. */
+	snprintf(spec, sizeof spec, "replay:%s@2", path);
+	d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	int nb = collect(d, b, 20);
+	REQUIRE(nb == 20);
+	for (int i = 1; i < nb; i++)
+		CHECK_NEAR(b[i].t_ns - b[0].t_ns, (a[i].t_ns - a[0].t_ns) / 2, 1);
+	dev_close(&d);
+
+	/* A replay re-recorded replays the same again. */
+	char again[512];
+	tmp_path(again, sizeof again, "again.rec");
+	snprintf(spec, sizeof spec, "replay:%s@0", path);
+	d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	REQUIRE(dev_record(d, again, err, sizeof err));
+	collect(d, b, 400);
+	dev_close(&d);
+	snprintf(spec, sizeof spec, "replay:%s@0", again);
+	d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	nb = collect(d, b, 400);
+	CHECK(nb == na);
+	for (int i = 0; i < nb && i < na; i++)
+		CHECK(same_pose(&a[i], &b[i]) && b[i].t_ns - b[0].t_ns == a[i].t_ns - a[0].t_ns);
+	dev_close(&d);
+}
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return;
+	fwrite(data, 1, size, f);
+	fclose(f);
+}
+
+static void check_rejected(const char *path, const char *want)
+{
+	char spec[600], err[512];
+	snprintf(spec, sizeof spec, "replay:%s", path);
+	dev_source *d = dev_open(spec, err, sizeof err);
+	CHECK(d == NULL);
+	CHECK_MSG(strstr(err, want) != NULL, "message \"%s\" lacks \"%s\"", err, want);
+	CHECK_MSG(strstr(err, path) != NULL, "message \"%s\" does not name the file", err);
+	dev_close(&d);
+}
+
+static void test_bad_recordings(void)
+{
+	char path[512];
+	tmp_path(path, sizeof path, "bad.rec");
+	static const char not_rec[] = "hello world\n";
+	write_file(path, not_rec, sizeof not_rec - 1);
+	check_rejected(path, "byte offset 0");
+	write_file(path, "", 0);
+	check_rejected(path, "byte offset 0");
+	static const char v2[] = "tela-rec 2 polhemus-binary\n";
+	write_file(path, v2, sizeof v2 - 1);
+	check_rejected(path, "version");
+	static const char kind[] = "tela-rec 1 fastrak\n";
+	write_file(path, kind, sizeof kind - 1);
+	check_rejected(path, "unknown recording kind");
+
+	/* Two good chunks, then damage in the third. */
+	static const char head[] = "tela-rec 1 polhemus-binary\n";
+	uint8_t buf[256];
+	size_t len = sizeof head - 1;
+	memcpy(buf, head, len);
+	for (int c = 0; c < 3; c++) {
+		uint8_t chunk[12];
+		for (int i = 0; i < 8; i++)
+			chunk[i] = (uint8_t)(((uint64_t)(1000 + c * 16666667)) >> (8 * i));
+		put32(chunk + 8, POL_RECORD_BYTES);
+		memcpy(buf + len, chunk, 12);
+		make_record(buf + len + 12, 1, (uint32_t)c, 0);
+		len += 12 + POL_RECORD_BYTES;
+	}
+	size_t third = (sizeof head - 1) + 2 * (12 + POL_RECORD_BYTES);
+	char want[64];
+
+	write_file(path, buf, len);
+	char spec[600], err[512];
+	snprintf(spec, sizeof spec, "replay:%s@0", path);
+	dev_source *d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "the intact file: %s", err);
+	dev_sample s[8];
+	CHECK(collect(d, s, 8) == 3);
+	dev_close(&d);
+
+	write_file(path, buf, len - 5); /* the third record cut short */
+	snprintf(want, sizeof want, "truncated chunk at byte offset %zu", third);
+	check_rejected(path, want);
+
+	write_file(path, buf, third + 5); /* the third chunk's header cut short */
+	snprintf(want, sizeof want, "truncated chunk header at byte offset %zu", third);
+	check_rejected(path, want);
+
+	/* Time going backwards. */
+	uint8_t back[256];
+	memcpy(back, buf, len);
+	memset(back + third, 0, 8);
+	write_file(path, back, len);
+	snprintf(want, sizeof want, "byte offset %zu", third);
+	check_rejected(path, want);
+
+	/* A header with no chunks is a recording that ends at once. */
+	write_file(path, head, sizeof head - 1);
+	snprintf(spec, sizeof spec, "replay:%s", path);
+	d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	CHECK(dev_poll(d, s, 8, 10) == -1 && dev_get_state(d) == DEV_ENDED);
+	dev_close(&d);
+}
+
+/* A recording that cannot be written stops, says so, and leaves the source running. */
+static void test_record_failure(void)
+{
+	char err[512];
+	dev_source *d = dev_open("synthetic:still,fast", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	CHECK(!dev_record(d, "/nonexistent-dir/x.rec", err, sizeof err));
+	CHECK(strstr(err, "/nonexistent-dir/x.rec") != NULL);
+	if (access("/dev/full", W_OK) == 0) {
+		REQUIRE_MSG(dev_record(d, "/dev/full", err, sizeof err), "%s", err);
+		static dev_sample buf[64];
+		int total = 0;
+		for (int i = 0; i < 100; i++) {
+			int got = dev_poll(d, buf, 64, 10);
+			REQUIRE(got > 0);
+			total += got;
+		}
+		CHECK(total == 6400);
+		CHECK_MSG(strstr(dev_describe(d), "recording to /dev/full stopped") != NULL, "%s", dev_describe(d));
+		CHECK(dev_get_state(d) == DEV_STREAMING);
+	}
+	dev_close(&d);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/tela-devices-XXXXXX", base && base[0] ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	static const test_case cases[] = {
+		TEST(test_worked_example),
+		TEST(test_split_everywhere),
+		TEST(test_two_stations),
+		TEST(test_bad_records),
+		TEST(test_normalises),
+		TEST(test_garbage),
+		TEST(test_error_records),
+		TEST(test_dropped_frames),
+		TEST(test_overflow),
+		TEST(test_encode_round_trip),
+		TEST(test_init_commands),
+		TEST(test_open_errors),
+		TEST(test_grab_script),
+		TEST(test_circle_realtime),
+		TEST(test_record_replay),
+		TEST(test_bad_recordings),
+		TEST(test_record_failure),
+	};
+	int rc = test_run(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+	const char *names[] = {"grab.rec", "again.rec", "bad.rec"};
+	for (int i = 0; i < 3; i++) {
+		char p[512];
+		tmp_path(p, sizeof p, names[i]);
+		remove(p);
+	}
+	rmdir(tmpdir);
+	return rc;
+}

@@ -1,0 +1,468 @@
+/* The Polhemus USB driver against an emulated PATRIOT (tests/polhemus_fake.c): the real
+ * driver code, through unmodified libusb, talking to a umockdev device model.
+ *
+ * The cases share one testbed and one source and run in order (enumeration, the init
+ * bytes, streaming, the stylus, garbage and error records, a read timeout, unplug,
+ * replug, close).  The process needs libumockdev-preload; it re-executes itself under
+ * umockdev-wrapper, guarded by an environment variable set before the exec (not by
+ * umockdev_in_mock_environment(), which is true only once a testbed exists, so it would
+ * loop). */
+#define _POSIX_C_SOURCE 200809L /* setenv, readlink, clock_gettime */
+
+#include "devices/device.h"
+#include "devices/polhemus.h"
+#include "polhemus_fake.h"
+#include "test.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REEXEC_GUARD "TELA_TEST_POLHEMUS_USB_PRELOADED"
+
+static pol_fake *fake;
+static dev_source *src;
+static int baseline_threads, baseline_fds, baseline_handlers;
+
+/* What the driver must send, byte for byte (the hemisphere, the output list and the
+ * units are what tela configures: docs/devices.md). */
+static const char *const expected_init[] = {
+	"\r", "P", "F1\r", "U1\r", "H*,0,0,-1\r", "O*,2,7,9,10,1\r", "C\r",
+};
+enum { EXPECTED_INIT = (int)(sizeof expected_init / sizeof expected_init[0]) };
+
+/* How much longer than its timeout a dev_poll call may take on a loaded 2-core machine
+ * before it counts as blocking. */
+#define POLL_SLACK_NS (60 * 1000000LL)
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Lists the open descriptors, for a failure message. */
+static void dump_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], target[256];
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(path, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = 0;
+		fprintf(stderr, "  fd %s -> %s\n", e->d_name, target);
+	}
+	closedir(d);
+}
+
+static int64_t longest_poll_ns;
+/* Samples delivered since the recording started (init_sequence), and its file. */
+static uint64_t delivered;
+static char rec_path[256];
+
+/* One dev_poll, timed: the driver must never block past the timeout. */
+static int poll_once(dev_sample *out, int max, int timeout_ms)
+{
+	int64_t t0 = mono_ns();
+	int n = dev_poll(src, out, max, timeout_ms);
+	if (n > 0)
+		delivered += (uint64_t)n;
+	int64_t over = mono_ns() - t0 - (int64_t)timeout_ms * 1000000;
+	if (over > longest_poll_ns)
+		longest_poll_ns = over;
+	return n;
+}
+
+/* Polls for `ms` and keeps up to `cap` samples; returns how many arrived (all of them,
+ * even past cap), or -1 if dev_poll said the source ended. */
+static int gather(int ms, dev_sample *buf, int cap)
+{
+	int64_t end = mono_ns() + (int64_t)ms * 1000000;
+	int total = 0;
+	dev_sample chunk[64];
+	while (mono_ns() < end) {
+		int n = poll_once(chunk, 64, 20);
+		if (n < 0)
+			return -1;
+		for (int i = 0; i < n; i++, total++)
+			if (total < cap)
+				buf[total] = chunk[i];
+	}
+	return total;
+}
+
+/* Polls (dropping samples) until the source reports `want` or `ms` pass. */
+static bool wait_state(dev_state want, int ms)
+{
+	int64_t end = mono_ns() + (int64_t)ms * 1000000;
+	dev_sample chunk[64];
+	while (mono_ns() < end) {
+		if (poll_once(chunk, 64, 20) < 0)
+			return false;
+		if (dev_get_state(src) == want)
+			return true;
+	}
+	return dev_get_state(src) == want;
+}
+
+static bool commands_are_init(const char *when)
+{
+	char got[64][32];
+	int n = pol_fake_commands(fake, got, 64);
+	bool same = n == EXPECTED_INIT;
+	for (int i = 0; same && i < n; i++)
+		same = strcmp(got[i], expected_init[i]) == 0;
+	if (!same) {
+		fprintf(stderr, "%s: the device received %d commands:", when, n);
+		for (int i = 0; i < n && i < 64; i++) {
+			fputs(" \"", stderr);
+			for (const char *c = got[i]; *c; c++)
+				fprintf(stderr, *c == '\r' ? "\\r" : "%c", *c);
+			fputc('"', stderr);
+		}
+		fputc('\n', stderr);
+	}
+	return same;
+}
+
+/* ---- before the PATRIOT is plugged in ------------------------------------------------ */
+
+static void not_found(void)
+{
+	char error[512] = "";
+	dev_source *s = dev_open("polhemus", error, sizeof error);
+	CHECK(s == NULL);
+	if (s)
+		dev_close(&s);
+	CHECK_MSG(strstr(error, "no Polhemus tracker found") != NULL, "message: %s", error);
+}
+
+static void firmware_loader_hint(void)
+{
+	/* A PATRIOT whose firmware was never loaded shows the EZ-USB loader's id. */
+	REQUIRE(pol_fake_plug(fake, 5, 0xef11));
+	char error[512] = "";
+	dev_source *s = dev_open("polhemus", error, sizeof error);
+	CHECK(s == NULL);
+	if (s)
+		dev_close(&s);
+	CHECK_MSG(strstr(error, "firmware") && strstr(error, "90-Polhemus_trkr.rules") &&
+			  strstr(error, "fxload") && strstr(error, "ef11"),
+		  "message: %s", error);
+	pol_fake_unplug(fake);
+}
+
+static void wrong_address(void)
+{
+	REQUIRE(pol_fake_plug(fake, 2, 0xef12));
+	char error[512] = "";
+	dev_source *s = dev_open("polhemus:1-9", error, sizeof error);
+	CHECK(s == NULL);
+	if (s)
+		dev_close(&s);
+	CHECK_MSG(strstr(error, "no Polhemus tracker at USB 1-9") != NULL, "message: %s", error);
+	s = dev_open("polhemus:one-two", error, sizeof error);
+	CHECK(s == NULL);
+	if (s)
+		dev_close(&s);
+	CHECK_MSG(strstr(error, "bad USB address") != NULL, "message: %s", error);
+	char got[4][32];
+	CHECK(pol_fake_commands(fake, got, 4) == 0); /* nobody talked to the PATRIOT */
+}
+
+/* ---- the PATRIOT at 1-2 ------------------------------------------------------------- */
+
+static void init_sequence(void)
+{
+	baseline_threads = count_entries("/proc/self/task");
+	baseline_fds = count_entries("/proc/self/fd");
+	baseline_handlers = pol_fake_handler_count(fake);
+	if (getenv("TELA_TEST_DUMP_FDS"))
+		dump_fds();
+	char error[512] = "";
+	src = dev_open("polhemus:1-2", error, sizeof error);
+	REQUIRE_MSG(src != NULL, "dev_open: %s", error);
+	CHECK(commands_are_init("after open"));
+	/* The driver sends what the parser expects: the same list. */
+	CHECK(pol_init_command_count == EXPECTED_INIT);
+	for (int i = 0; i < pol_init_command_count && i < EXPECTED_INIT; i++)
+		CHECK_MSG(strcmp(pol_init_commands[i], expected_init[i]) == 0, "command %d", i);
+	CHECK(pol_fake_streaming(fake));
+	/* Everything from here to the close is recorded; close_clean replays it. */
+	snprintf(rec_path, sizeof rec_path, "/tmp/tela_test_polhemus_usb_%ld.rec", (long)getpid());
+	CHECK_MSG(dev_record(src, rec_path, error, sizeof error), "dev_record: %s", error);
+	delivered = 0;
+	CHECK_MSG(strstr(dev_describe(src), "PATRIOT") != NULL, "describe: %s", dev_describe(src));
+}
+
+static void streaming_60hz(void)
+{
+	REQUIRE(src);
+	REQUIRE_MSG(wait_state(DEV_STREAMING, 2000), "state %d: %s", (int)dev_get_state(src),
+		    dev_describe(src));
+	static dev_sample got[256];
+	uint32_t frames0 = pol_fake_frames(fake);
+	int64_t t0 = mono_ns();
+	longest_poll_ns = 0;
+	int n = gather(500, got, 256);
+	int64_t t1 = mono_ns();
+	uint32_t sent = pol_fake_frames(fake) - frames0;
+	printf("  %d samples in %.3f s (the model sent %u)\n", n, (double)(t1 - t0) * 1e-9, sent);
+	/* 60 Hz for 0.5 s is 30; the band allows a loaded machine. */
+	CHECK_MSG(n >= 15 && n <= 45, "%d samples in 0.5 s", n);
+	/* Nothing lost between the device and dev_poll (a record or two may straddle the
+	 * window's edges). */
+	CHECK_MSG(abs(n - (int)sent) <= 3, "%d samples for %u records sent", n, sent);
+	CHECK_MSG(longest_poll_ns <= POLL_SLACK_NS, "dev_poll overran by %lld ns", (long long)longest_poll_ns);
+	for (int i = 0; i < n && i < 256; i++) {
+		float want[3];
+		pol_fake_position(got[i].frame, want);
+		CHECK(got[i].sensor == 1);
+		/* To a micrometre: the wire carries centimetre floats, and some metre values
+		 * have no float in centimetres that converts back to them exactly. */
+		for (int k = 0; k < 3; k++)
+			CHECK_NEAR(got[i].position[k], want[k], 1e-6);
+		CHECK(got[i].orientation[0] == 0.0f && got[i].orientation[3] == 1.0f);
+		CHECK(got[i].buttons == 0);
+		CHECK(got[i].t_ns >= t0 - 100000000 && got[i].t_ns <= t1);
+		if (i > 0) {
+			CHECK_MSG(got[i].frame == got[i - 1].frame + 1, "frame %u after %u", got[i].frame,
+				  got[i - 1].frame);
+			CHECK(got[i].t_ns >= got[i - 1].t_ns);
+		}
+	}
+	dev_health h = dev_get_health(src);
+	CHECK(h.samples >= (uint64_t)n);
+	CHECK(h.dropped_frames == 0);
+	CHECK(h.error_records == 0);
+	CHECK(h.reconnects == 0);
+	CHECK(dev_get_state(src) == DEV_STREAMING);
+}
+
+static void stylus_button(void)
+{
+	REQUIRE(src);
+	static dev_sample got[256];
+	pol_fake_set_stylus(fake, true);
+	int n = gather(400, got, 256);
+	int first = -1;
+	for (int i = 0; i < n && i < 256; i++)
+		if (got[i].buttons & 1u) {
+			first = i;
+			break;
+		}
+	CHECK_MSG(first >= 0, "no pressed sample among %d", n);
+	for (int i = first + 1; first >= 0 && i < n && i < 256; i++)
+		CHECK(got[i].buttons == 1u);
+	pol_fake_set_stylus(fake, false);
+	n = gather(300, got, 256);
+	CHECK(n > 0 && n <= 256 && got[n - 1].buttons == 0);
+}
+
+static void garbage_and_error_records(void)
+{
+	REQUIRE(src);
+	dev_health h0 = dev_get_health(src);
+	/* None of these bytes can start a record ('P' or 'L'), so exactly 7 are skipped. */
+	static const uint8_t garbage[7] = {0x00, 0x13, 'x', 'y', 'z', 0xff, 0x0d};
+	pol_fake_inject(fake, garbage, sizeof garbage);
+	/* 49: "out of map" (reference section 12), with a pose that must not come out. */
+	pol_fake_inject_error_record(fake, 49, 0.777f);
+	static dev_sample got[256];
+	int n = gather(400, got, 256);
+	dev_health h1 = dev_get_health(src);
+	CHECK_MSG(n >= 10, "%d samples", n);
+	for (int i = 0; i < n && i < 256; i++)
+		CHECK(got[i].position[0] != 0.777f);
+	CHECK_MSG(h1.skipped_bytes - h0.skipped_bytes == sizeof garbage, "skipped %llu",
+		  (unsigned long long)(h1.skipped_bytes - h0.skipped_bytes));
+	CHECK_MSG(h1.resyncs - h0.resyncs == 1, "resyncs %llu", (unsigned long long)(h1.resyncs - h0.resyncs));
+	CHECK_MSG(h1.error_records - h0.error_records == 1, "error records %llu",
+		  (unsigned long long)(h1.error_records - h0.error_records));
+	/* The error record had a frame number of its own: nothing counts as dropped. */
+	CHECK(h1.dropped_frames == 0);
+	CHECK(dev_get_state(src) == DEV_STREAMING);
+}
+
+static void read_timeout(void)
+{
+	REQUIRE(src);
+	longest_poll_ns = 0;
+	pol_fake_set_mute(fake, true);
+	CHECK_MSG(wait_state(DEV_WAITING, 2000), "state %d: %s", (int)dev_get_state(src), dev_describe(src));
+	CHECK_MSG(strstr(dev_describe(src), "read timeout") != NULL, "describe: %s", dev_describe(src));
+	pol_fake_set_mute(fake, false);
+	CHECK_MSG(wait_state(DEV_STREAMING, 2000), "state %d: %s", (int)dev_get_state(src), dev_describe(src));
+	CHECK_MSG(longest_poll_ns <= POLL_SLACK_NS, "dev_poll overran by %lld ns", (long long)longest_poll_ns);
+}
+
+static void unplug(void)
+{
+	REQUIRE(src);
+	longest_poll_ns = 0;
+	pol_fake_unplug(fake);
+	CHECK_MSG(wait_state(DEV_DISCONNECTED, 2000), "state %d: %s", (int)dev_get_state(src),
+		  dev_describe(src));
+	CHECK_MSG(strstr(dev_describe(src), "unplugged; waiting for it to return") != NULL, "describe: %s",
+		  dev_describe(src));
+	/* Still a source (it keeps looking), never blocking, no samples. */
+	static dev_sample got[64];
+	int n = gather(500, got, 64);
+	CHECK(n == 0);
+	CHECK(dev_get_state(src) == DEV_DISCONNECTED);
+	CHECK_MSG(longest_poll_ns <= POLL_SLACK_NS, "dev_poll overran by %lld ns", (long long)longest_poll_ns);
+}
+
+static void replug(void)
+{
+	REQUIRE(src);
+	/* Back in the same port, with the new address a re-enumerated device gets. */
+	REQUIRE(pol_fake_plug(fake, 3, 0xef12));
+	CHECK_MSG(wait_state(DEV_STREAMING, 4000), "state %d: %s", (int)dev_get_state(src), dev_describe(src));
+	CHECK(commands_are_init("after the replug"));
+	static dev_sample got[64];
+	int n = gather(300, got, 64);
+	CHECK_MSG(n >= 8, "%d samples after the replug", n);
+	dev_health h = dev_get_health(src);
+	CHECK_MSG(h.reconnects == 1, "reconnects %llu", (unsigned long long)h.reconnects);
+	CHECK(h.dropped_frames == 0);
+}
+
+static void close_clean(void)
+{
+	REQUIRE(src);
+	dev_close(&src);
+	CHECK(src == NULL);
+	char got[64][32];
+	int n = pol_fake_commands(fake, got, 64);
+	CHECK_MSG(n > 0 && strcmp(got[n < 64 ? n - 1 : 63], "P") == 0, "the last command was not P");
+	CHECK(!pol_fake_streaming(fake));
+	/* The reader thread and libusb's own are joined and every descriptor is closed. */
+	CHECK_MSG(count_entries("/proc/self/task") == baseline_threads, "threads %d, before %d",
+		  count_entries("/proc/self/task"), baseline_threads);
+	/* The raw traffic went to the recorder: replayed through the same parser, it gives
+	 * back every sample that was delivered live (garbage and error record included in
+	 * the file, skipped again). */
+	char error[512] = "", spec[300];
+	snprintf(spec, sizeof spec, "replay:%s@0", rec_path);
+	dev_source *rep = dev_open(spec, error, sizeof error);
+	CHECK_MSG(rep != NULL, "%s", error);
+	uint64_t replayed = 0;
+	dev_sample chunk[64];
+	for (int guard = 0; rep && guard < 100000; guard++) {
+		int got_n = dev_poll(rep, chunk, 64, 10);
+		if (got_n < 0)
+			break;
+		replayed += (uint64_t)got_n;
+	}
+	CHECK_MSG(replayed == delivered, "replayed %llu, delivered live %llu", (unsigned long long)replayed,
+		  (unsigned long long)delivered);
+	if (rep) {
+		dev_health rh = dev_get_health(rep);
+		CHECK(rh.error_records == 1);
+		dev_close(&rep);
+	}
+	unlink(rec_path);
+
+	/* umockdev's worker (in this process) closes its end of a handler connection
+	 * when it notices the client went: give it a moment. */
+	int want = baseline_fds + pol_fake_handler_count(fake) - baseline_handlers;
+	int fds = count_entries("/proc/self/fd");
+	for (int i = 0; i < 100 && fds != want; i++) {
+		struct timespec ms10 = {0, 10000000};
+		nanosleep(&ms10, NULL);
+		fds = count_entries("/proc/self/fd");
+	}
+	CHECK_MSG(fds == want, "fds %d, expected %d", fds, want);
+	if (fds != want)
+		dump_fds();
+}
+
+/* ---- running under the preload library ----------------------------------------------- */
+
+/* Re-executes the test under umockdev-wrapper once; returns only when already under
+ * it, false if that cannot be done (which fails the test: it must not pass unrun). */
+static bool under_umockdev(int argc, char **argv)
+{
+	if (getenv(REEXEC_GUARD)) {
+		const char *preload = getenv("LD_PRELOAD");
+		if (!preload || !strstr(preload, "libumockdev-preload")) {
+			fprintf(stderr, "LD_PRELOAD lacks libumockdev-preload after the re-exec\n");
+			return false;
+		}
+		return true;
+	}
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0) {
+		perror("readlink /proc/self/exe");
+		return false;
+	}
+	self[len] = 0;
+	setenv(REEXEC_GUARD, "1", 1);
+	/* The preload library goes before AddressSanitizer's runtime, whose check of
+	 * the library order would otherwise refuse to start. */
+	const char *asan = getenv("ASAN_OPTIONS");
+	char options[1024];
+	snprintf(options, sizeof options, "%s%sverify_asan_link_order=0", asan ? asan : "",
+		 asan && *asan ? ":" : "");
+	setenv("ASAN_OPTIONS", options, 1);
+	char *args[64];
+	int n = 0;
+	args[n++] = "umockdev-wrapper";
+	args[n++] = self;
+	for (int i = 1; i < argc && n < 63; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	execvp(args[0], args);
+	perror("cannot run umockdev-wrapper (package umockdev)");
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	if (!under_umockdev(argc, argv))
+		return 1;
+	fake = pol_fake_new();
+	if (!fake)
+		return 1;
+	static const test_case cases[] = {
+		TEST(not_found),
+		TEST(firmware_loader_hint),
+		TEST(wrong_address),
+		TEST(init_sequence),
+		TEST(streaming_60hz),
+		TEST(stylus_button),
+		TEST(garbage_and_error_records),
+		TEST(read_timeout),
+		TEST(unplug),
+		TEST(replug),
+		TEST(close_clean),
+	};
+	int rc = test_run(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+	if (src)
+		dev_close(&src);
+	pol_fake_free(fake);
+	return rc;
+}
