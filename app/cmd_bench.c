@@ -2,6 +2,7 @@
  * here passes or fails on time; it prints what it measured and the command to redo it. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "stylus_feed.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The throughput cloth keeps its spacing (1 cm) at every size so that each vertex sees
  * the same dynamics and every explicit scheme is stable at 1 ms: what changes with the
@@ -344,13 +346,126 @@ static int bench_collisions(int argc, char **argv)
 	return rc;
 }
 
+/* ---- latency: a sample's arrival to the step that uses it ---------------------------------------- */
+
+typedef struct latency_batch {
+	int64_t t_ns[512]; /* the samples delivered before the coming step */
+	int count;
+} latency_batch;
+
+static void latency_on_sample(void *context, const dev_sample *sample, const trk_pointer *pointer,
+                              const sty_output *out)
+{
+	(void)pointer, (void)out;
+	latency_batch *b = context;
+	if (b->count < (int)(sizeof b->t_ns / sizeof b->t_ns[0]))
+		b->t_ns[b->count++] = sample->t_ns;
+}
+
+/* Records the synthetic grab script at `rate` Hz, replays it in real time into the
+ * "hanging" scene stepped in lock step with the host clock (as `tela run --device`
+ * does), and times each sample from its arrival (its t_ns, when the replay makes it
+ * due) to the start of the step it is delivered before. */
+static int bench_latency(int argc, char **argv)
+{
+	double seconds = 3.0, rate = 240.0;
+	for (int i = 1; i < argc; i++) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if ((strcmp(argv[i], "--seconds") == 0 || strcmp(argv[i], "--rate") == 0) && val) {
+			double v;
+			if (!cli_parse_double(val, &v) || v <= 0.0 || v > 1e4)
+				return cli_usage_error("bench", "%s: '%s' is not a positive number", argv[i], val);
+			*(argv[i][2] == 's' ? &seconds : &rate) = v;
+			i++;
+		} else {
+			return cli_usage_error("bench", "latency: unknown option or missing value '%s'", argv[i]);
+		}
+	}
+	char path[] = "/tmp/tela-latency-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "tela bench: %s: %s\n", path, strerror(errno));
+		return EXIT_TELA_IO;
+	}
+	close(fd);
+	char spec[128], error[512];
+	snprintf(spec, sizeof spec, "synthetic:grab@%g,fast,seconds=%g", rate, seconds);
+	dev_source *src = dev_open(spec, error, sizeof error);
+	if (!src || !dev_record(src, path, error, sizeof error)) {
+		fprintf(stderr, "tela bench: %s: %s\n", spec, error);
+		dev_close(&src);
+		unlink(path);
+		return EXIT_TELA_IO;
+	}
+	dev_sample scratch[256];
+	while (dev_poll(src, scratch, 256, 0) >= 0) {
+	}
+	dev_close(&src);
+
+	scn_scene *scene = NULL;
+	sim_world *w = NULL;
+	scn_error err = {0};
+	if (scn_load("hanging", &scene, &err) != SCN_OK || scn_build(scene, &w, &err) != SCN_OK) {
+		fprintf(stderr, "tela bench: %s\n", err.message);
+		scn_scene_free(&scene);
+		unlink(path);
+		return EXIT_TELA_INPUT;
+	}
+	float dt = scn_scene_info(scene)->dt;
+	char replay[160];
+	snprintf(replay, sizeof replay, "replay:%s@1", path);
+	sty_feed feed;
+	sty_feed_options fo = {.spec = replay, .stylus = sty_config_default()};
+	if (!sty_feed_open(&feed, &fo, error, sizeof error)) {
+		fprintf(stderr, "tela bench: %s: %s\n", replay, error);
+		sim_world_destroy(&w);
+		scn_scene_free(&scene);
+		unlink(path);
+		return EXIT_TELA_IO;
+	}
+	long steps = (long)ceil((seconds + 0.1) / dt);
+	size_t cap = (size_t)(seconds * rate) + 1024, n = 0;
+	double *lat = malloc(cap * sizeof *lat);
+	latency_batch batch;
+	for (long k = 0; k < steps && lat; k++) {
+		batch.count = 0;
+		sty_feed_advance(&feed, (double)k * (double)dt, NULL, latency_on_sample, &batch);
+		int64_t now = cli_now_ns();
+		for (int i = 0; i < batch.count && n < cap; i++)
+			lat[n++] = (double)(now - batch.t_ns[i]) * 1e-6;
+		sim_world_step(w, dt);
+	}
+	sty_feed_close(&feed);
+	unlink(path);
+	sim_world_destroy(&w);
+	scn_scene_free(&scene);
+	if (!lat || n == 0) {
+		free(lat);
+		fprintf(stderr, "tela bench: latency: no samples were delivered\n");
+		return EXIT_TELA_IO;
+	}
+	qsort(lat, n, sizeof *lat, cmp_double);
+	double p50 = lat[n / 2], p99 = lat[(size_t)((double)(n - 1) * 0.99)], worst = lat[n - 1];
+	double target = (double)dt * 1e3 + 0.2;
+	printf("# tela bench latency --seconds %g --rate %g\n", seconds, rate);
+	printf("latency from a sample's arrival to the step that uses it: replay at %g Hz, real time, "
+	       "scene hanging at dt %g ms\n",
+	       rate, (double)dt * 1e3);
+	printf("samples %zu, p50 %.3f ms, p99 %.3f ms, max %.3f ms; target p99 <= %.3f ms (one step + 0.2 ms): %s\n", n,
+	       p50, p99, worst, target, p99 <= target ? "met" : "NOT met");
+	free(lat);
+	return EXIT_TELA_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("bench", "which benchmark? (integrators, collisions)");
+		return cli_usage_error("bench", "which benchmark? (integrators, collisions, latency)");
 	if (strcmp(argv[1], "integrators") == 0)
 		return bench_integrators(argc - 1, argv + 1);
 	if (strcmp(argv[1], "collisions") == 0)
 		return bench_collisions(argc - 1, argv + 1);
-	return cli_usage_error("bench", "unknown benchmark '%s' (integrators, collisions)", argv[1]);
+	if (strcmp(argv[1], "latency") == 0)
+		return bench_latency(argc - 1, argv + 1);
+	return cli_usage_error("bench", "unknown benchmark '%s' (integrators, collisions, latency)", argv[1]);
 }

@@ -1,6 +1,7 @@
 /* tela run: steps a scene headless at its fixed rate, writes statistics and meshes. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "stylus_feed.h"
 #include "picture.h"
 
 #include "scenes/scenes.h"
@@ -35,6 +36,9 @@ typedef struct run_options {
 	bool quiet;
 	bool check;
 	bool no_collisions, no_self_collisions;
+	const char *device, *calibration, *record;
+	bool have_gain;
+	double gain;
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -60,6 +64,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
+		"--device", "--calibration", "--record", "--gain",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -127,6 +132,16 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			o->stl_dir = val;
 		} else if (strcmp(a, "--screenshot") == 0) {
 			o->screenshot = val;
+		} else if (strcmp(a, "--device") == 0) {
+			o->device = val;
+		} else if (strcmp(a, "--calibration") == 0) {
+			o->calibration = val;
+		} else if (strcmp(a, "--record") == 0) {
+			o->record = val;
+		} else if (strcmp(a, "--gain") == 0) {
+			if (!cli_parse_double(val, &o->gain) || o->gain <= 0.0 || o->gain > 100.0)
+				return cli_usage_error("run", "--gain: '%s' is not a gain in (0, 100]", val);
+			o->have_gain = true;
 		} else if (strcmp(a, "--every") == 0) {
 			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
 				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
@@ -160,6 +175,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		return cli_usage_error("run", "no scene given (try 'tela scenes')");
 	if (o->steps >= 0 && o->seconds >= 0.0)
 		return cli_usage_error("run", "give --steps or --seconds, not both");
+	if (!o->device && (o->calibration || o->record || o->have_gain))
+		return cli_usage_error("run", "--calibration, --record and --gain need --device");
 	return EXIT_TELA_OK;
 }
 
@@ -181,6 +198,100 @@ static void write_stats_row(FILE *fp, long step, const sim_world *w, double step
 		fprintf(fp, ",%d,%d,%d,%d,%d,%d", s->contacts, s->collisions, s->impact_zones, s->self_contacts, check[0],
 		        check[1]);
 	fputc('\n', fp);
+}
+
+/* The stylus's decisions applied to the world in lock step (docs/devices.md, "The
+ * stylus in tela"): a grab attaches the picked vertex, every sample after it moves the
+ * attachment's target, a release detaches it. */
+typedef struct run_stylus {
+	sim_world *w;
+	double t_now;
+	int attachment, vertex;
+	int grabs, releases;
+	float grabbed_at[3], moved[3];
+	double t_grab, t_release;
+	bool failed;
+	char message[256];
+} run_stylus;
+
+static void run_on_sample(void *context, const dev_sample *sample, const trk_pointer *pointer, const sty_output *out)
+{
+	(void)sample, (void)pointer;
+	run_stylus *r = context;
+	if (out->release && r->attachment >= 0) {
+		const float *x = sim_world_positions(r->w)[r->vertex];
+		for (int k = 0; k < 3; k++)
+			r->moved[k] = x[k] - r->grabbed_at[k];
+		sim_world_detach(r->w, r->attachment);
+		r->attachment = -1;
+		r->releases++;
+		r->t_release = r->t_now;
+	}
+	if (out->grab && r->attachment < 0) {
+		sim_attachment_def a = sim_attachment_def_default(out->grabbed);
+		int id = sim_world_attach(r->w, &a);
+		if (id < 0) {
+			snprintf(r->message, sizeof r->message, "cannot grab vertex %d: %s", out->grabbed,
+			         sim_result_string((sim_result)id));
+			r->failed = true;
+			return;
+		}
+		r->attachment = id;
+		r->vertex = out->grabbed;
+		memcpy(r->grabbed_at, sim_world_positions(r->w)[out->grabbed], sizeof r->grabbed_at);
+		memset(r->moved, 0, sizeof r->moved);
+		r->grabs++;
+		r->t_grab = r->t_now;
+	}
+	if (r->attachment >= 0)
+		sim_world_attachment_set_target(r->w, r->attachment, out->target, out->target_velocity);
+}
+
+/* What the pointer meets: every cloth's triangles and the sphere obstacles. */
+typedef struct run_surfaces {
+	sty_mesh *meshes;
+	int mesh_count;
+	sty_sphere *spheres;
+	int sphere_count;
+} run_surfaces;
+
+static bool run_surfaces_build(run_surfaces *s, const sim_world *w)
+{
+	int objects = sim_world_object_count(w), obstacles = sim_world_obstacle_count(w);
+	s->meshes = calloc((size_t)objects + 1, sizeof *s->meshes);
+	s->spheres = calloc((size_t)obstacles + 1, sizeof *s->spheres);
+	if (!s->meshes || !s->spheres)
+		return false;
+	for (int o = 0; o < obstacles; o++) {
+		const sim_obstacle_def *d = sim_world_obstacle(w, o);
+		if (d->shape != SIM_SHAPE_SPHERE)
+			continue;
+		sty_sphere *sp = &s->spheres[s->sphere_count++];
+		memcpy(sp->center, d->position, sizeof sp->center);
+		sp->radius = d->radius;
+	}
+	return true;
+}
+
+/* Positions move every step; the triangles do not. */
+static void run_surfaces_scene(run_surfaces *s, const sim_world *w, sty_scene *scene)
+{
+	const float(*x)[4] = (const float(*)[4])sim_world_positions(w);
+	s->mesh_count = 0;
+	for (int o = 0; o < sim_world_object_count(w); o++) {
+		int tris = sim_world_object_triangle_count(w, o);
+		if (tris <= 0)
+			continue;
+		s->meshes[s->mesh_count++] = (sty_mesh){.positions = x + sim_world_object_first_vertex(w, o),
+		                                        .triangles = sim_world_object_triangles(w, o),
+		                                        .triangle_count = tris};
+	}
+	*scene = (sty_scene){.positions = x,
+	                     .vertex_count = sim_world_vertex_count(w),
+	                     .meshes = s->meshes,
+	                     .mesh_count = s->mesh_count,
+	                     .spheres = s->spheres,
+	                     .sphere_count = s->sphere_count};
 }
 
 int cmd_run(int argc, char **argv)
@@ -259,12 +370,46 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
+	sty_feed feed;
+	run_stylus stylus = {.w = w, .attachment = -1, .vertex = -1};
+	run_surfaces surfaces = {0};
+	bool have_feed = false;
+	if (o.device && rc == EXIT_TELA_OK) {
+		sty_feed_options fo = {.spec = o.device, .calibration = o.calibration, .record = o.record,
+		                       .stylus = sty_config_default()};
+		if (o.have_gain)
+			fo.stylus.gain = (float)o.gain;
+		char error[512];
+		if (!sty_feed_open(&feed, &fo, error, sizeof error)) {
+			fprintf(stderr, "tela run: --device %s: %s\n", o.device, error);
+			rc = EXIT_TELA_INPUT;
+		} else if (!run_surfaces_build(&surfaces, w)) {
+			fprintf(stderr, "tela run: out of memory\n");
+			sty_feed_close(&feed);
+			rc = EXIT_TELA_IO;
+		} else {
+			have_feed = true;
+		}
+	}
+
 	int64_t wall0 = cli_now_ns();
 	long done = 0;
 	double max_strain_seen = 0.0;
 	long contacts = 0, collisions = 0, zones = 0, self = 0, bad_steps = 0, first_bad = -1;
 	int worst[2] = {0, 0};
 	for (; done < steps && rc == EXIT_TELA_OK; done++) {
+		if (have_feed) {
+			/* every sample due at or before the time this step starts from */
+			sty_scene sc;
+			run_surfaces_scene(&surfaces, w, &sc);
+			stylus.t_now = (double)done * (double)dt;
+			sty_feed_advance(&feed, stylus.t_now, &sc, run_on_sample, &stylus);
+			if (stylus.failed) {
+				fprintf(stderr, "tela run: %s: %s\n", o.scene, stylus.message);
+				rc = EXIT_TELA_BLOWUP;
+				break;
+			}
+		}
 		int64_t t0 = cli_now_ns();
 		sim_result r = sim_world_step(w, dt);
 		double us = (double)(cli_now_ns() - t0) * 1e-3;
@@ -332,6 +477,32 @@ int cmd_run(int argc, char **argv)
 		       self, zones,
 		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
+	}
+	if (have_feed && rc == EXIT_TELA_OK && !o.quiet) {
+		if (stylus.attachment >= 0) {
+			const float *x = sim_world_positions(w)[stylus.vertex];
+			for (int k = 0; k < 3; k++)
+				stylus.moved[k] = x[k] - stylus.grabbed_at[k];
+		}
+		printf("stylus: %s: %llu samples, %d grabs, %d releases, %llu jumps ignored%s%s\n", dev_describe(feed.source),
+		       (unsigned long long)feed.delivered, stylus.grabs, stylus.releases,
+		       (unsigned long long)feed.stylus.ignored_jumps, feed.pointer.frozen ? "; pointer frozen: " : "",
+		       feed.pointer.frozen ? feed.pointer.reason : "");
+		if (stylus.grabs > 0) {
+			printf("stylus: vertex %d grabbed at %.3f s from (%.4f, %.4f, %.4f), ", stylus.vertex, stylus.t_grab,
+			       (double)stylus.grabbed_at[0], (double)stylus.grabbed_at[1], (double)stylus.grabbed_at[2]);
+			if (stylus.attachment >= 0)
+				printf("still held: ");
+			else
+				printf("released at %.3f s: ", stylus.t_release);
+			printf("moved %.4f %.4f %.4f m\n", (double)stylus.moved[0], (double)stylus.moved[1],
+			       (double)stylus.moved[2]);
+		}
+	}
+	if (have_feed) {
+		sty_feed_close(&feed);
+		free(surfaces.meshes);
+		free(surfaces.spheres);
 	}
 	if (o.screenshot && (rc == EXIT_TELA_OK || rc == EXIT_TELA_BLOWUP)) {
 		char error[512];

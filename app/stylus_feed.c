@@ -1,0 +1,163 @@
+/* The lock-step stylus feed (stylus_feed.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "stylus_feed.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool sty_spec_is_fast(const char *spec)
+{
+	if (strncmp(spec, "synthetic:", 10) == 0) {
+		/* ",fast" as one of the comma-separated options */
+		const char *p = spec;
+		while ((p = strstr(p, ",fast")) != NULL) {
+			if (p[5] == '\0' || p[5] == ',')
+				return true;
+			p += 5;
+		}
+		return false;
+	}
+	if (strncmp(spec, "replay:", 7) == 0) {
+		/* only a trailing @NUMBER is a speed (docs/devices.md), and 0 is "at once" */
+		const char *at = strrchr(spec + 7, '@');
+		if (!at || !at[1])
+			return false;
+		char *end;
+		double speed = strtod(at + 1, &end);
+		return *end == '\0' && speed == 0.0;
+	}
+	return false;
+}
+
+bool sty_feed_open(sty_feed *f, const sty_feed_options *o, char *error, int error_size)
+{
+	memset(f, 0, sizeof *f);
+	trk_tracker_config tc = trk_tracker_config_default();
+	if (o->calibration && !trk_calibration_load(o->calibration, &tc.calibration, error, error_size))
+		return false;
+	f->source = dev_open(o->spec, error, error_size);
+	if (!f->source)
+		return false;
+	if (o->record && !dev_record(f->source, o->record, error, error_size)) {
+		dev_close(&f->source);
+		return false;
+	}
+	trk_tracker_init(&f->tracker, &tc);
+	sty_init(&f->stylus, &o->stylus);
+	f->lock_to_source = sty_spec_is_fast(o->spec);
+	f->output.hover = f->output.grabbed = f->output.released = -1;
+	return true;
+}
+
+void sty_feed_close(sty_feed *f)
+{
+	dev_close(&f->source);
+}
+
+double sty_feed_sample_time(const sty_feed *f, const dev_sample *s)
+{
+	return (double)(s->t_ns - f->origin_ns) * 1e-9;
+}
+
+/* Tops the queue up from the source without waiting (timeout 0). */
+static void refill(sty_feed *f)
+{
+	if (f->ended)
+		return;
+	if (f->pending_count == 0)
+		f->pending_first = 0;
+	int room_at = f->pending_first + f->pending_count;
+	int room = (int)(sizeof f->pending / sizeof f->pending[0]) - room_at;
+	if (room < 64 && f->pending_first > 0) {
+		memmove(f->pending, f->pending + f->pending_first, sizeof f->pending[0] * (size_t)f->pending_count);
+		f->pending_first = 0;
+		room_at = f->pending_count;
+		room = (int)(sizeof f->pending / sizeof f->pending[0]) - room_at;
+	}
+	if (room <= 0)
+		return;
+	int n = dev_poll(f->source, f->pending + room_at, room, 0);
+	if (n < 0) {
+		f->ended = true;
+		trk_tracker_freeze(&f->tracker, dev_describe(f->source));
+		return;
+	}
+	if (n > 0 && !f->have_origin && f->lock_to_source) {
+		f->origin_ns = f->pending[room_at].t_ns;
+		f->have_origin = true;
+	}
+	f->pending_count += n;
+}
+
+int sty_feed_advance(sty_feed *f, double t_s, const sty_scene *scene, sty_feed_fn fn, void *context)
+{
+	if (!f->lock_to_source && !f->have_origin) {
+		f->origin_ns = now_ns();
+		f->have_origin = true;
+	}
+	int64_t due = (int64_t)(t_s * 1e9 + 0.5);
+	if (!f->lock_to_source) {
+		/* a live source: the simulation keeps the host's pace */
+		int64_t wake = f->origin_ns + due;
+		int64_t left = wake - now_ns();
+		if (left > 0) {
+			struct timespec nap = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+			nanosleep(&nap, NULL);
+		}
+	}
+	int delivered = 0;
+	for (;;) {
+		if (f->pending_count == 0)
+			refill(f);
+		if (f->pending_count == 0 || !f->have_origin)
+			break;
+		const dev_sample *s = &f->pending[f->pending_first];
+		if (s->t_ns - f->origin_ns > due)
+			break;
+		dev_sample sample = *s;
+		f->pending_first++;
+		f->pending_count--;
+		trk_tracker_update(&f->tracker, &sample, 1, sty_near_object(&f->output), sample.t_ns, &f->pointer);
+		sty_update(&f->stylus, &f->pointer, scene, &f->output);
+		f->delivered++;
+		delivered++;
+		if (fn)
+			fn(context, &sample, &f->pointer, &f->output);
+	}
+	if (delivered == 0 && f->have_origin && f->pointer.valid) {
+		/* no sample: let the tracker say when the source has gone quiet */
+		trk_tracker_update(&f->tracker, NULL, 0, sty_near_object(&f->output), f->origin_ns + due, &f->pointer);
+	}
+	return delivered;
+}
+
+void sty_scene_from_layout(const st_layout *l, const float (*positions)[4], const float (*obstacle_pose)[7],
+                           sty_mesh *meshes, sty_sphere *spheres, sty_scene *out)
+{
+	int nm = 0, ns = 0;
+	for (int o = 0; o < l->object_count; o++)
+		if (l->objects[o].triangle_count > 0)
+			meshes[nm++] = (sty_mesh){.positions = positions + l->objects[o].first_vertex,
+			                          .triangles = l->objects[o].triangles,
+			                          .triangle_count = l->objects[o].triangle_count};
+	for (int o = 0; o < l->obstacle_count; o++) {
+		const sim_obstacle_def *d = &l->obstacles[o].def;
+		if (d->shape != SIM_SHAPE_SPHERE)
+			continue;
+		sty_sphere *sp = &spheres[ns++];
+		for (int k = 0; k < 3; k++)
+			sp->center[k] = obstacle_pose ? obstacle_pose[o][k] : d->position[k];
+		sp->radius = d->radius;
+	}
+	*out = (sty_scene){.positions = positions, .vertex_count = l->vertex_count, .meshes = meshes,
+	                   .mesh_count = nm, .spheres = spheres, .sphere_count = ns};
+}
