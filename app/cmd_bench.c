@@ -381,7 +381,10 @@ static int bench_latency(int argc, char **argv)
 			return cli_usage_error("bench", "latency: unknown option or missing value '%s'", argv[i]);
 		}
 	}
-	char path[] = "/tmp/tela-latency-XXXXXX";
+	/* a scratch recording, where the user keeps scratch files */
+	const char *tmp = getenv("TMPDIR");
+	char path[512];
+	snprintf(path, sizeof path, "%s/tela-latency-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		fprintf(stderr, "tela bench: %s: %s\n", path, strerror(errno));
@@ -412,7 +415,7 @@ static int bench_latency(int argc, char **argv)
 		return EXIT_TELA_INPUT;
 	}
 	float dt = scn_scene_info(scene)->dt;
-	char replay[160];
+	char replay[600];
 	snprintf(replay, sizeof replay, "replay:%s@1", path);
 	sty_feed feed;
 	sty_feed_options fo = {.spec = replay, .stylus = sty_config_default()};

@@ -61,6 +61,13 @@ static int test_failures_;
 		}                                                                                  \
 	} while (0)
 
+/* The folder for scratch files: $TMPDIR, or the system's. */
+static inline const char *test_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && *t ? t : "/tmp";
+}
+
 typedef struct test_case {
 	const char *name;
 	void (*fn)(void);

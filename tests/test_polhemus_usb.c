@@ -210,7 +210,7 @@ static void init_sequence(void)
 		CHECK_MSG(strcmp(pol_init_commands[i], expected_init[i]) == 0, "command %d", i);
 	CHECK(pol_fake_streaming(fake));
 	/* Everything from here to the close is recorded; close_clean replays it. */
-	snprintf(rec_path, sizeof rec_path, "/tmp/tela_test_polhemus_usb_%ld.rec", (long)getpid());
+	snprintf(rec_path, sizeof rec_path, "%s/tela_test_polhemus_usb_%ld.rec", test_tmpdir(), (long)getpid());
 	CHECK_MSG(dev_record(src, rec_path, error, sizeof error), "dev_record: %s", error);
 	delivered = 0;
 	CHECK_MSG(strstr(dev_describe(src), "PATRIOT") != NULL, "describe: %s", dev_describe(src));

@@ -764,7 +764,8 @@ static void test_export(void)
 	REQUIRE(scene);
 	st_thread *t = start(scene, true, 0.0);
 	REQUIRE(t);
-	char dir[] = "/tmp/tela-export-XXXXXX";
+	char dir[200];
+	snprintf(dir, sizeof dir, "%.150s/tela-export-XXXXXX", test_tmpdir());
 	REQUIRE(mkdtemp(dir) != NULL);
 	st_command c = {.kind = ST_EXPORT};
 	snprintf(c.path, sizeof c.path, "%s", dir);
