@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "demo.h"
+#include "device_thread.h"
 #include "stylus_feed.h"
 
 #include <GL/glew.h>
@@ -99,6 +100,7 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.width = (int)a->width, o.height = (int)a->height;
 	o.start_paused = a->paused;
 	o.panel = a->panel != 0;
+	o.device = a->device, o.calibration = a->calibration, o.record = a->record, o.gain = a->gain;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);
@@ -112,6 +114,11 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	while (demo_frame(d))
 		if (a->seconds > 0.0 && seconds_since(&t0) >= a->seconds)
 			break;
+	dt_status ds;
+	char line[512];
+	if (demo_device_status(d, &ds, line, sizeof line))
+		printf("stylus: %s | %llu samples, %d grabs, %d releases, %llu jumps ignored\n", line,
+		       (unsigned long long)ds.samples, ds.grabs, ds.releases, (unsigned long long)ds.ignored_jumps);
 	int errors = demo_gl_errors(d);
 	demo_destroy(&d);
 	if (errors)
@@ -221,18 +228,18 @@ static int run_headless(const demo_args *a, bool forced)
 	bool have_feed = false;
 	headless_stylus hs = {.d = d};
 	sty_mesh *meshes = NULL;
-	sty_sphere *spheres = NULL;
+	sty_obstacle *obstacles = NULL;
 	if (a->device) {
 		sty_feed_options fo = {.spec = a->device, .calibration = a->calibration, .record = a->record,
 		                       .stylus = sty_config_default()};
 		if (a->gain > 0.0)
 			fo.stylus.gain = (float)a->gain;
 		meshes = calloc((size_t)l->object_count + 1, sizeof *meshes);
-		spheres = calloc((size_t)l->obstacle_count + 1, sizeof *spheres);
-		if (!meshes || !spheres || !sty_feed_open(&feed, &fo, error, sizeof error)) {
-			fprintf(stderr, "tela: --device %s: %s\n", a->device, meshes && spheres ? error : "out of memory");
+		obstacles = calloc((size_t)l->obstacle_count + 1, sizeof *obstacles);
+		if (!meshes || !obstacles || !sty_feed_open(&feed, &fo, error, sizeof error)) {
+			fprintf(stderr, "tela: --device %s: %s\n", a->device, meshes && obstacles ? error : "out of memory");
 			free(meshes);
-			free(spheres);
+			free(obstacles);
 			demo_destroy(&d);
 			return EXIT_TELA_INPUT;
 		}
@@ -246,7 +253,7 @@ static int run_headless(const demo_args *a, bool forced)
 			/* lock step: every sample due at or before this step's start */
 			sty_scene sc;
 			sty_scene_from_layout(l, (const float(*)[4])s->positions, (const float(*)[7])s->obstacle_pose, meshes,
-			                      spheres, &sc);
+			                      obstacles, &sc);
 			sty_feed_advance(&feed, (double)k * (double)l->dt, &sc, headless_on_sample, &hs);
 			float f2 = s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
 			           s->grab_force[2] * s->grab_force[2];
@@ -307,7 +314,7 @@ static int run_headless(const demo_args *a, bool forced)
 		       feed.pointer.frozen ? feed.pointer.reason : "");
 		sty_feed_close(&feed);
 		free(meshes);
-		free(spheres);
+		free(obstacles);
 	}
 	printf("kinetic %.6g J, max strain %.4f, contacts %d, collisions %d%s%s\n", s->stats.kinetic,
 	       (double)s->stats.max_strain, s->stats.contacts, s->stats.collisions, s->message[0] ? "; " : "", s->message);
@@ -330,9 +337,6 @@ int cmd_demo(int argc, char **argv)
 		return rc;
 	if (a.headless || !have_display())
 		return run_headless(&a, a.headless);
-	if (a.device)
-		return cli_usage_error("demo", "--device drives the headless run only so far (the window's device "
-		                               "thread is not written yet); add --headless");
 	bool fall_back = false;
 	rc = run_windowed(&a, &fall_back);
 	if (fall_back) {

@@ -251,29 +251,26 @@ static void run_on_sample(void *context, const dev_sample *sample, const trk_poi
 typedef struct run_surfaces {
 	sty_mesh *meshes;
 	int mesh_count;
-	sty_sphere *spheres;
-	int sphere_count;
+	sty_obstacle *obstacles;
+	float (*poses)[7]; /* each obstacle's current pose */
+	int obstacle_count;
 } run_surfaces;
 
 static bool run_surfaces_build(run_surfaces *s, const sim_world *w)
 {
 	int objects = sim_world_object_count(w), obstacles = sim_world_obstacle_count(w);
 	s->meshes = calloc((size_t)objects + 1, sizeof *s->meshes);
-	s->spheres = calloc((size_t)obstacles + 1, sizeof *s->spheres);
-	if (!s->meshes || !s->spheres)
+	s->obstacles = calloc((size_t)obstacles + 1, sizeof *s->obstacles);
+	s->poses = calloc((size_t)obstacles + 1, sizeof *s->poses);
+	s->obstacle_count = obstacles;
+	if (!s->meshes || !s->obstacles || !s->poses)
 		return false;
-	for (int o = 0; o < obstacles; o++) {
-		const sim_obstacle_def *d = sim_world_obstacle(w, o);
-		if (d->shape != SIM_SHAPE_SPHERE)
-			continue;
-		sty_sphere *sp = &s->spheres[s->sphere_count++];
-		memcpy(sp->center, d->position, sizeof sp->center);
-		sp->radius = d->radius;
-	}
+	for (int o = 0; o < obstacles; o++)
+		sty_obstacle_from_def(sim_world_obstacle(w, o), s->poses[o], &s->obstacles[o]);
 	return true;
 }
 
-/* Positions move every step; the triangles do not. */
+/* Positions and obstacle poses move every step; the triangles do not. */
 static void run_surfaces_scene(run_surfaces *s, const sim_world *w, sty_scene *scene)
 {
 	const float(*x)[4] = (const float(*)[4])sim_world_positions(w);
@@ -286,12 +283,19 @@ static void run_surfaces_scene(run_surfaces *s, const sim_world *w, sty_scene *s
 		                                        .triangles = sim_world_object_triangles(w, o),
 		                                        .triangle_count = tris};
 	}
+	for (int o = 0; o < s->obstacle_count; o++) {
+		vec3 p;
+		versor q;
+		sim_world_obstacle_pose(w, o, p, q);
+		memcpy(s->poses[o], p, sizeof p);
+		memcpy(s->poses[o] + 3, q, sizeof q);
+	}
 	*scene = (sty_scene){.positions = x,
 	                     .vertex_count = sim_world_vertex_count(w),
 	                     .meshes = s->meshes,
 	                     .mesh_count = s->mesh_count,
-	                     .spheres = s->spheres,
-	                     .sphere_count = s->sphere_count};
+	                     .obstacles = s->obstacles,
+	                     .obstacle_count = s->obstacle_count};
 }
 
 int cmd_run(int argc, char **argv)
@@ -502,7 +506,8 @@ int cmd_run(int argc, char **argv)
 	if (have_feed) {
 		sty_feed_close(&feed);
 		free(surfaces.meshes);
-		free(surfaces.spheres);
+		free(surfaces.obstacles);
+		free(surfaces.poses);
 	}
 	if (o.screenshot && (rc == EXIT_TELA_OK || rc == EXIT_TELA_BLOWUP)) {
 		char error[512];

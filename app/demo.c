@@ -5,8 +5,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "demo.h"
 
-#include "panel.h"
+#include "device_thread.h"
 #include "gl_window.h"
+#include "panel.h"
 #include "png_io.h"
 
 #include <GL/glew.h>
@@ -30,6 +31,9 @@ static const float ID_LABELS_NEAR_PIXELS = 60.0f;
  * this long instead of the snapshot's settings, which lag by up to a step (a long one
  * in slow motion) and would make a dragged slider jump back. */
 static const uint64_t DEF_HOLD_NS = 300000000u;
+/* The grab force drawn as a segment of this many metres per newton: the forces of a
+ * hand-held pull (tenths of a newton to a few newtons) then span centimetres. */
+static const float FORCE_METRES_PER_NEWTON = 0.05f;
 
 struct demo {
 	demo_options options;
@@ -75,6 +79,10 @@ struct demo {
 	bool scripted;      /* demo_set_pointer took over from the cursor */
 	int hover;
 	int grabbed;
+	/* the tracked stylus (NULL: the mouse drives the pointer) and its state this frame */
+	dt_thread *device;
+	dt_status device_status;
+	char device_line[400];
 	/* mouse drags that are not grabs */
 	bool orbiting, panning;
 	uint64_t last_frame_ns;
@@ -82,7 +90,7 @@ struct demo {
 	bool recording, screenshot_requested, exporting;
 	int record_index, screenshot_index;
 	int frames;
-	char title[256];
+	char title[768];
 };
 
 demo_options demo_options_default(void)
@@ -176,12 +184,16 @@ static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 	clear_plots(d);
 	if (d->debug_boxes || d->debug_broad || d->debug_narrow || d->debug_predicted)
 		send_debug(d); /* a new thread starts with the views off */
+	if (d->device)
+		dt_attach(d->device, d->sim, d->layout);
 	return true;
 }
 
 /* Undoes start_scene, also a partial one. */
 static void stop_scene(demo *d)
 {
+	if (d->device)
+		dt_attach(d->device, NULL, NULL); /* before st_stop: the device thread sends to it */
 	st_stop(&d->sim); /* before the renderer: nothing reads its snapshots after this */
 	if (d->renderer)
 		d->gl_errors_before += rd_gl_error_count(d->renderer);
@@ -220,6 +232,21 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		*exit_code = 3;
 		demo_destroy(&d);
 		return NULL;
+	}
+	if (options->device) {
+		sty_feed_options fo = {.spec = options->device, .calibration = options->calibration,
+		                       .record = options->record, .stylus = sty_config_default()};
+		if (options->gain > 0.0)
+			fo.stylus.gain = (float)options->gain;
+		char why[512];
+		d->device = dt_start(&fo, why, sizeof why);
+		if (!d->device) {
+			snprintf(error, (size_t)error_size, "--device %s: %s", options->device, why);
+			*exit_code = 3;
+			demo_destroy(&d);
+			return NULL;
+		}
+		dt_get_status(d->device, &d->device_status);
 	}
 	if (!open_window(d, error, error_size, exit_code) || !start_scene(d, error, error_size, exit_code)) {
 		demo_destroy(&d);
@@ -272,6 +299,7 @@ void demo_destroy(demo **dp)
 		return;
 	panel_destroy(&d->panel); /* while its GL context is still there */
 	stop_scene(d);
+	dt_stop(&d->device);
 	gl_window w = {d->window, d->gl};
 	gl_window_close(&w);
 	free(d->segments);
@@ -483,7 +511,12 @@ static void set_integrator(demo *d, int index)
 static void reset(demo *d)
 {
 	release(d);
-	send(d, ST_RESET, -1);
+	if (d->device) {
+		st_command c = {.kind = ST_RESET};
+		dt_drop(d->device, &c);
+	} else {
+		send(d, ST_RESET, -1);
+	}
 	reset_materials(d);
 	d->def_sent_ns = 0;
 	clear_plots(d);
@@ -575,7 +608,10 @@ static bool handle_events(demo *d)
 				seek(d);
 			else if (e.button.button == SDL_BUTTON_LEFT) {
 				d->scripted = false;
-				grab(d);
+				/* the stylus alone grabs while it drives the pointer: two pointers
+				 * pulling one vertex would fight; the mouse keeps the camera */
+				if (!d->device)
+					grab(d);
 				d->orbiting = d->grabbed < 0;
 			} else if (e.button.button == SDL_BUTTON_RIGHT)
 				d->panning = true;
@@ -809,6 +845,24 @@ static void debug_segments(demo *d, panel_overlay *o)
 	o->segment_count = d->segment_count;
 }
 
+/* The coupling force on the grabbed vertex, from the vertex along the force the pointer
+ * feels (-grab_force): what a force-rendering device would push back with. */
+static void force_segment(demo *d, panel_overlay *o)
+{
+	const st_snapshot *s = d->snapshot;
+	int v = s->grabbed_vertex;
+	if (v < 0 || v >= s->vertex_count)
+		return;
+	float tip[3];
+	for (int k = 0; k < 3; k++)
+		tip[k] = s->positions[v][k] - FORCE_METRES_PER_NEWTON * s->grab_force[k];
+	view_basis b;
+	get_view_basis(d, &b);
+	segment(d, &b, s->positions[v], tip, PANEL_COLOR_FORCE);
+	o->segments = (const float(*)[5])d->segments;
+	o->segment_count = d->segment_count;
+}
+
 static void send_debug(demo *d)
 {
 	st_command c = {.kind = ST_SET_DEBUG, .debug_depth_min = d->depth_min, .debug_depth_max = d->depth_max};
@@ -834,6 +888,11 @@ void demo_panel_model(demo *d, panel_model *m)
 	*m = (panel_model){.layout = d->layout, .snapshot = d->snapshot, .render_fps = d->render_fps, .plots = &d->plots};
 	fill_overlay(d, &m->overlay);
 	debug_segments(d, &m->overlay);
+	force_segment(d, &m->overlay);
+	if (d->device) {
+		m->device_line = d->device_line;
+		m->device_frozen = d->device_status.pointer.frozen;
+	}
 	m->debug_boxes = d->debug_boxes, m->debug_broad = d->debug_broad;
 	m->debug_narrow = d->debug_narrow, m->debug_predicted = d->debug_predicted;
 	m->depth_min = d->depth_min, m->depth_max = d->depth_max;
@@ -893,18 +952,63 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 	return d->sim != NULL;
 }
 
+static const char *state_name(dev_state state)
+{
+	switch (state) {
+	case DEV_STREAMING: return "streaming";
+	case DEV_WAITING: return "waiting";
+	case DEV_DISCONNECTED: return "disconnected";
+	case DEV_ENDED: return "ended";
+	case DEV_FAILED: return "failed";
+	}
+	return "?";
+}
+
+/* The stylus's state for this frame and its line: the source's state and description,
+ * and, when the pointer is frozen, why (unless the description says it already). */
+static void refresh_device(demo *d)
+{
+	dt_get_status(d->device, &d->device_status);
+	const dt_status *s = &d->device_status;
+	const trk_pointer *p = &s->pointer;
+	if (p->frozen && strcmp(p->reason, s->line) != 0)
+		snprintf(d->device_line, sizeof d->device_line, "%s: %s; pointer frozen: %s", state_name(s->state), s->line,
+		         p->reason);
+	else if (p->frozen)
+		snprintf(d->device_line, sizeof d->device_line, "%s: %s; pointer frozen", state_name(s->state), s->line);
+	else if (!p->valid)
+		snprintf(d->device_line, sizeof d->device_line, "%s: %s; no sample yet", state_name(s->state), s->line);
+	else
+		snprintf(d->device_line, sizeof d->device_line, "%s: %s", state_name(s->state), s->line);
+}
+
+bool demo_device_status(const demo *d, dt_status *status, char *line, int line_size)
+{
+	if (!d->device)
+		return false;
+	if (status)
+		*status = d->device_status;
+	if (line)
+		snprintf(line, (size_t)line_size, "%s", d->device_line);
+	return true;
+}
+
+const char *demo_title(const demo *d) { return d->title; }
+
 static void update_title(demo *d)
 {
 	const st_snapshot *s = d->snapshot;
 	char grab_text[96] = "";
+	/* the title is the only place the device line shows without the panel */
 	if (s->grabbed_vertex >= 0)
 		snprintf(grab_text, sizeof grab_text, " | grab v%d %.2f N", s->grabbed_vertex,
 		         (double)sqrtf(s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
 		                       s->grab_force[2] * s->grab_force[2]));
-	snprintf(d->title, sizeof d->title, "tela %s | %s%s | sim %.0f/%.0f Hz%s | render %.0f fps | step p50 %.0f p99 %.0f us | %d vertices | contacts %d collisions %d%s",
+	snprintf(d->title, sizeof d->title, "tela %s | %s%s | sim %.0f/%.0f Hz%s | render %.0f fps | step p50 %.0f p99 %.0f us | %d vertices | contacts %d collisions %d%s%s%s",
 	         d->layout->scene, sim_integrator_name(s->def.integrator), s->paused ? " (paused)" : "", s->achieved_hz,
 	         s->target_hz, s->slow_motion ? " SLOW MOTION" : "", d->render_fps, s->step_p50_us, s->step_p99_us,
-	         s->vertex_count, s->stats.contacts, s->stats.collisions, grab_text);
+	         s->vertex_count, s->stats.contacts, s->stats.collisions, grab_text, d->device ? " | stylus: " : "",
+	         d->device ? d->device_line : "");
 	SDL_SetWindowTitle(d->window, d->title);
 }
 
@@ -919,14 +1023,25 @@ static void draw(demo *d)
 	f.view.up[1] = 1.0f;
 	f.view.fov_degrees = d->camera.fov_degrees;
 	f.view.width = w, f.view.height = h;
-	f.pointer.visible = true;
-	memcpy(f.pointer.position, d->pointer, sizeof f.pointer.position);
-	float dir[3];
-	forward(&d->camera, dir);
-	for (int k = 0; k < 3; k++)
-		f.pointer.direction[k] = -dir[k];
-	f.pointer.radius = PICK_PIXELS * pixel_size(d, d->camera.distance);
-	f.pointer.hover_vertex = d->hover;
+	if (d->device) {
+		/* where the stylus's pointer stopped at a surface, the cone along the stylus */
+		const dt_status *ds = &d->device_status;
+		f.pointer.visible = ds->pointer.valid;
+		memcpy(f.pointer.position, ds->output.drawn, sizeof f.pointer.position);
+		for (int k = 0; k < 3; k++)
+			f.pointer.direction[k] = -ds->pointer.direction[k];
+		f.pointer.radius = ds->sphere_radius;
+		f.pointer.hover_vertex = ds->output.hover;
+	} else {
+		f.pointer.visible = true;
+		memcpy(f.pointer.position, d->pointer, sizeof f.pointer.position);
+		float dir[3];
+		forward(&d->camera, dir);
+		for (int k = 0; k < 3; k++)
+			f.pointer.direction[k] = -dir[k];
+		f.pointer.radius = PICK_PIXELS * pixel_size(d, d->camera.distance);
+		f.pointer.hover_vertex = d->hover;
+	}
 	f.pointer.grabbed_vertex = d->snapshot->grabbed_vertex;
 	glViewport(0, 0, w, h);
 	rd_draw(d->renderer, &f);
@@ -975,15 +1090,23 @@ bool demo_frame(demo *d)
 	if (!handle_events(d))
 		return false;
 	latest(d);
-	if (d->grabbed < 0 && !d->scripted) {
-		/* between grabs the pointer rests on the plane through the camera's target */
-		d->depth = d->camera.distance;
-		d->hover = cursor_over_panel(d) ? -1 : pick(d, NULL);
+	if (d->device) {
+		/* the device thread feeds the simulation itself; it needs only what the pointer
+		 * meets, and the display its state */
+		dt_set_scene(d->device, d->snapshot);
+		refresh_device(d);
+		d->hover = d->device_status.output.hover;
 	} else {
-		d->hover = -1;
+		if (d->grabbed < 0 && !d->scripted) {
+			/* between grabs the pointer rests on the plane through the camera's target */
+			d->depth = d->camera.distance;
+			d->hover = cursor_over_panel(d) ? -1 : pick(d, NULL);
+		} else {
+			d->hover = -1;
+		}
+		place_pointer(d, dt);
+		st_set_pointer(d->sim, d->pointer, d->pointer_velocity);
 	}
-	place_pointer(d, dt);
-	st_set_pointer(d->sim, d->pointer, d->pointer_velocity);
 	if (d->panel && !build_panel(d, true)) {
 		panel_render(d->panel); /* ImGui wants every frame it began ended */
 		return false;

@@ -20,6 +20,12 @@ typedef struct demo_options {
 	double rate_scale;       /* simulation thread: 1 = real time, 0 = as fast as it can */
 	bool vsync;
 	bool panel;              /* the parameter panel and heads-up line (Dear ImGui); H and F1 hide them */
+	/* A tracked stylus drives the pointer instead of the mouse (NULL: the mouse); it runs
+	 * on a device thread of its own (device_thread.h), and the mouse keeps the camera. */
+	const char *device;      /* dev_open's specification */
+	const char *calibration; /* NULL: seed 002's mapping */
+	const char *record;      /* records the device's raw traffic, or NULL */
+	double gain;             /* the grab's displacement gain; 0: the stylus's default */
 } demo_options;
 
 demo_options demo_options_default(void);
@@ -27,9 +33,9 @@ demo_options demo_options_default(void);
 typedef struct demo demo;
 
 /* Opens the window and the GL 4.3 context, reads the scene, starts the simulation
- * thread and the renderer.  NULL with a message in `error` on failure; `exit_code`
- * then says which of tela's exit codes fits (3 for a bad scene file, 4 for no display
- * or no OpenGL 4.3). */
+ * thread, the renderer and, with a device, the device thread.  NULL with a message in
+ * `error` on failure; `exit_code` then says which of tela's exit codes fits (3 for a bad
+ * scene file, device, calibration or recording path, 4 for no display or no OpenGL 4.3). */
 demo *demo_create(const demo_options *options, char *error, int error_size, int *exit_code);
 void demo_destroy(demo **d);
 
@@ -67,5 +73,12 @@ int demo_screenshot(demo *d, const char *path);
 /* Sets the pointer directly (scripted grabs); the next frame draws it there. */
 void demo_set_pointer(demo *d, const float position[3]);
 int demo_gl_errors(const demo *d);
+
+/* The tracked stylus (false, and nothing written, without --device): its state as of
+ * the last frame, and the line the heads-up line and the window title show for it. */
+typedef struct dt_status dt_status;
+bool demo_device_status(const demo *d, dt_status *status, char *line, int line_size);
+/* The window title as last set (it is refreshed every 15 frames). */
+const char *demo_title(const demo *d);
 
 #endif

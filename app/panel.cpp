@@ -147,6 +147,7 @@ static void overlays(const panel_overlay &o)
 	    IM_COL32(255, 170, 60, 110), // broad collision
 	    IM_COL32(255, 60, 60, 255),  // collision
 	    IM_COL32(230, 90, 255, 200), // predicted
+	    IM_COL32(255, 80, 200, 255), // grab force
 	};
 	for (int i = 0; i < o.segment_count; i++) {
 		const float *g = o.segments[i];
@@ -159,7 +160,8 @@ static void overlays(const panel_overlay &o)
 			int depth = c - PANEL_COLOR_BOX, shade = 120 + (depth * 23) % 136;
 			color = IM_COL32(shade, 255 - shade / 2, 255, 170);
 		}
-		dl->AddLine(ImVec2(g[0], g[1]), ImVec2(g[2], g[3]), color, 1.0f);
+		// a force is one line among the debug views' thousands: it must stand out
+		dl->AddLine(ImVec2(g[0], g[1]), ImVec2(g[2], g[3]), color, c == PANEL_COLOR_FORCE ? 3.0f : 1.0f);
 	}
 	char id[16];
 	for (int i = 0; i < o.label_count; i++) {
@@ -190,6 +192,12 @@ static void hud(const panel_model &m)
 		            s->stats.collisions);
 		if (s->grabbed_vertex >= 0)
 			ImGui::Text("grab: vertex %d   %.2f N", s->grabbed_vertex, (double)length3(s->grab_force));
+		if (m.device_line) {
+			if (m.device_frozen)
+				ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.3f, 1.0f), "stylus: %s", m.device_line);
+			else
+				ImGui::Text("stylus: %s", m.device_line);
+		}
 		if (s->slow_motion)
 			ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "SLOW MOTION");
 		if (s->paused)

@@ -48,7 +48,8 @@ typedef enum panel_color {
 	PANEL_COLOR_BROAD_COLLISION,
 	PANEL_COLOR_COLLISION,
 	PANEL_COLOR_PREDICTED,
-	PANEL_COLOR_BOX, /* + depth, shading deeper levels */
+	PANEL_COLOR_FORCE, /* the coupling force on a grabbed vertex, drawn thicker */
+	PANEL_COLOR_BOX, /* + depth, shading deeper levels; last, since depths add to it */
 } panel_color;
 
 typedef enum panel_action { PANEL_NONE, PANEL_PLAY, PANEL_PAUSE, PANEL_STEP, PANEL_RESET, PANEL_QUIT } panel_action;
@@ -61,6 +62,10 @@ typedef struct panel_model {
 	const panel_plots *plots;
 	panel_overlay overlay;
 	bool show_panel, show_hud;
+	/* the tracked stylus's state line in the heads-up line (NULL: no device), in warning
+	 * colours while its pointer is frozen */
+	const char *device_line;
+	bool device_frozen;
 	/* shown and edited in place; the panel sets the matching *_changed flag */
 	int scene;           /* index into scn_builtin_info, -1 when a file was loaded */
 	sim_world_def def;   /* integrator, substeps, gravity, wind, air damping, Provot */

@@ -52,6 +52,35 @@ typedef struct sty_sphere {
 	float radius;
 } sty_sphere;
 
+/* A rigid obstacle, as sim_obstacle_def describes it (the fields mirror it, so that the
+ * caller copies them over; this header stays free of sim).  Obstacles are solids: only
+ * entering one stops the pointer, so a pointer already inside one (the obstacle moved
+ * onto it) moves freely until it is out, and is stopped from then on. */
+typedef enum sty_shape {
+	STY_SHAPE_PLANE,   /* the half-space below the plane through position, normal local +y */
+	STY_SHAPE_SPHERE,  /* radius */
+	STY_SHAPE_BOX,     /* half_extents, in the local frame */
+	STY_SHAPE_CAPSULE, /* radius around the segment from -half_height to +half_height on local y */
+	STY_SHAPE_MESH,    /* triangles counter-clockwise seen from outside, in the local frame */
+} sty_shape;
+
+typedef struct sty_obstacle {
+	sty_shape shape;
+	/* The pose: pose[0..2] the position, pose[3..6] the orientation quaternion xyzw, as
+	 * st_snapshot.obstacle_pose holds it (the current pose, not the scene's initial one).
+	 * NULL: position and orientation below. */
+	const float *pose;
+	float position[3];
+	float orientation[4]; /* quaternion xyzw; all zero is taken as the identity */
+	float half_extents[3];
+	float radius;
+	float half_height;
+	int vertex_count;
+	const float *positions; /* mesh: 3 floats per vertex */
+	int triangle_count;
+	const int *triangles;   /* mesh: 3 indices per triangle */
+} sty_obstacle;
+
 /* What the pointer meets this update. */
 typedef struct sty_scene {
 	/* Grabbable vertices: those with w (the inverse mass) > 0; pinned, scripted or
@@ -62,6 +91,8 @@ typedef struct sty_scene {
 	int mesh_count;
 	const sty_sphere *spheres; /* sphere obstacles; may be NULL */
 	int sphere_count;
+	const sty_obstacle *obstacles; /* every obstacle shape; may be NULL */
+	int obstacle_count;
 } sty_scene;
 
 typedef struct sty_stylus {
@@ -104,7 +135,12 @@ static inline bool sty_near_object(const sty_output *out) { return out->hover >=
 int sty_pick(const sty_config *config, const float tip[3], const float direction[3], const float (*positions)[4],
              int count);
 /* The first surface the segment from a to b crosses, as a fraction of the way in [0, 1];
- * false when it crosses none.  Spheres count only when entered from outside. */
+ * false when it crosses none.  Cloth triangles stop it from either side (except one it
+ * starts on); spheres and obstacles only when it enters their open interior from a point
+ * outside or on the surface, so touching or sliding along a surface is not a hit
+ * (except at a mesh obstacle's edges and corners, which may count). */
 bool sty_segment_hit(const sty_scene *scene, const float a[3], const float b[3], float *out_s);
+/* The same against one obstacle at its pose (the per-shape test behind sty_segment_hit). */
+bool sty_obstacle_segment_hit(const sty_obstacle *obstacle, const float a[3], const float b[3], float *out_s);
 
 #endif

@@ -140,24 +140,31 @@ int sty_feed_advance(sty_feed *f, double t_s, const sty_scene *scene, sty_feed_f
 	return delivered;
 }
 
-void sty_scene_from_layout(const st_layout *l, const float (*positions)[4], const float (*obstacle_pose)[7],
-                           sty_mesh *meshes, sty_sphere *spheres, sty_scene *out)
+void sty_obstacle_from_def(const sim_obstacle_def *d, const float *pose, sty_obstacle *out)
 {
-	int nm = 0, ns = 0;
+	static const sty_shape shapes[SIM_SHAPE_COUNT] = {
+	    [SIM_SHAPE_PLANE] = STY_SHAPE_PLANE, [SIM_SHAPE_SPHERE] = STY_SHAPE_SPHERE, [SIM_SHAPE_BOX] = STY_SHAPE_BOX,
+	    [SIM_SHAPE_CAPSULE] = STY_SHAPE_CAPSULE, [SIM_SHAPE_MESH] = STY_SHAPE_MESH,
+	};
+	*out = (sty_obstacle){.shape = shapes[d->shape], .pose = pose, .radius = d->radius, .half_height = d->half_height,
+	                      .vertex_count = d->vertex_count, .positions = d->positions,
+	                      .triangle_count = d->triangle_count, .triangles = d->triangles};
+	memcpy(out->position, d->position, sizeof out->position);
+	memcpy(out->orientation, d->orientation, sizeof out->orientation);
+	memcpy(out->half_extents, d->half_extents, sizeof out->half_extents);
+}
+
+void sty_scene_from_layout(const st_layout *l, const float (*positions)[4], const float (*obstacle_pose)[7],
+                           sty_mesh *meshes, sty_obstacle *obstacles, sty_scene *out)
+{
+	int nm = 0;
 	for (int o = 0; o < l->object_count; o++)
 		if (l->objects[o].triangle_count > 0)
 			meshes[nm++] = (sty_mesh){.positions = positions + l->objects[o].first_vertex,
 			                          .triangles = l->objects[o].triangles,
 			                          .triangle_count = l->objects[o].triangle_count};
-	for (int o = 0; o < l->obstacle_count; o++) {
-		const sim_obstacle_def *d = &l->obstacles[o].def;
-		if (d->shape != SIM_SHAPE_SPHERE)
-			continue;
-		sty_sphere *sp = &spheres[ns++];
-		for (int k = 0; k < 3; k++)
-			sp->center[k] = obstacle_pose ? obstacle_pose[o][k] : d->position[k];
-		sp->radius = d->radius;
-	}
+	for (int o = 0; o < l->obstacle_count; o++)
+		sty_obstacle_from_def(&l->obstacles[o].def, obstacle_pose ? obstacle_pose[o] : NULL, &obstacles[o]);
 	*out = (sty_scene){.positions = positions, .vertex_count = l->vertex_count, .meshes = meshes,
-	                   .mesh_count = nm, .spheres = spheres, .sphere_count = ns};
+	                   .mesh_count = nm, .obstacles = obstacles, .obstacle_count = l->obstacle_count};
 }

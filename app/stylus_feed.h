@@ -54,10 +54,14 @@ int sty_feed_advance(sty_feed *feed, double t_s, const sty_scene *scene, sty_fee
 /* Simulated time of a sample (valid once the origin is set). */
 double sty_feed_sample_time(const sty_feed *feed, const dev_sample *sample);
 /* What the pointer meets in a published state: every cloth's triangles (meshes: room for
- * layout->object_count) and the sphere obstacles (spheres: obstacle_count).  The scene
- * points into both and into `positions`. */
+ * layout->object_count) and every obstacle at its current pose (obstacles: room for
+ * obstacle_count; obstacle_pose NULL: the scene's initial poses).  The scene points into
+ * both and into `positions`. */
 void sty_scene_from_layout(const st_layout *layout, const float (*positions)[4], const float (*obstacle_pose)[7],
-                           sty_mesh *meshes, sty_sphere *spheres, sty_scene *out);
+                           sty_mesh *meshes, sty_obstacle *obstacles, sty_scene *out);
+/* One obstacle as the stylus sees it; `pose` (7 floats, may be NULL) overrides the
+ * definition's position and orientation. */
+void sty_obstacle_from_def(const sim_obstacle_def *def, const float *pose, sty_obstacle *out);
 /* Whether a specification names a source that runs ahead of the host clock. */
 bool sty_spec_is_fast(const char *spec);
 

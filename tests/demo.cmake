@@ -5,6 +5,12 @@ tela_add_test(test_camera SOURCES test_camera.c LIBS tela_demo_core PkgConfig::C
 tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
 target_compile_definitions(test_demo PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
 
+# The same file's tracked-stylus cases (issue 6): the window's device thread drives the
+# grab in real time from synthetic:grab and from the recorded session, offscreen.
+tela_add_test(test_demo_device SOURCES test_demo.c LIBS tela_demo LABELS "render;device")
+target_compile_definitions(test_demo_device PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data" TELA_DEMO_DEVICE=1)
+set_tests_properties(test_demo_device PROPERTIES ENVIRONMENT_MODIFICATION "DISPLAY=unset:")
+
 # With no display, `tela` runs headless: a scripted grab, a PNG and a summary that says so.
 tela_add_sh_test(demo_headless_no_display render [=[
 mkdir -p "$2" && cd "$2" || exit 1
@@ -30,7 +36,7 @@ if(XVFB_RUN)
   set_tests_properties(test_panel_xvfb PROPERTIES LABELS render TIMEOUT 600)
 endif()
 # Under AddressSanitizer: what system libraries keep until exit is not tela's leak.
-foreach(t test_demo test_panel test_panel_xvfb)
+foreach(t test_demo test_demo_device test_panel test_panel_xvfb)
   if(TEST ${t})
     set_tests_properties(${t} PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
   endif()

@@ -20,12 +20,14 @@
 #error "TELA_TEST_DATA must name tests/data"
 #endif
 
+#ifndef TELA_DEMO_DEVICE
 static void push_motion(int x, int y, int dx, int dy, Uint32 buttons)
 {
 	SDL_Event e = {.type = SDL_MOUSEMOTION};
 	e.motion.x = x, e.motion.y = y, e.motion.xrel = dx, e.motion.yrel = dy, e.motion.state = buttons;
 	SDL_PushEvent(&e);
 }
+#endif
 
 static void push_button(Uint32 type, int x, int y)
 {
@@ -45,6 +47,9 @@ static void frames(demo *d, double seconds)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < seconds);
 }
+
+#ifndef TELA_DEMO_DEVICE
+/* ---- the mouse (label render) ---- */
 
 static void grab_pulls_corner(int width, int height, bool with_panel)
 {
@@ -168,10 +173,148 @@ static void test_export_key(void)
 	CHECK_MSG(count == last - first + 1, "steps %d..%d but %d files: a step was missed", first, last, count);
 }
 
+#endif
+
+#ifdef TELA_DEMO_DEVICE
+/* ---- the tracked stylus in a window (label device): real time, on the device thread ---- */
+
+#include "device_thread.h"
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static int force_segments(demo *d)
+{
+	panel_model m;
+	demo_panel_model(d, &m);
+	int n = 0;
+	for (int i = 0; i < m.overlay.segment_count; i++)
+		n += (int)m.overlay.segments[i][4] == PANEL_COLOR_FORCE;
+	return n;
+}
+
+/* The grab script (approach for 1 s, press, lift 10 cm over 1 s, hold 0.5 s, release,
+ * end at 3 s) through the window's device thread: vertex 80, the free corner, is grabbed
+ * and lifted by 10 cm (looser than the lock-step test's 5 mm: the simulation and the
+ * source each keep their own real time), the coupling pulls on it, a mouse press does not
+ * grab while the stylus drives, and the device line says streaming and then why the
+ * pointer froze. */
+static void stylus_lifts_corner(const char *spec)
+{
+	if (!getenv("DISPLAY"))
+		setenv("SDL_VIDEODRIVER", "offscreen", 1);
+	demo_options o = demo_options_default();
+	o.scene = TELA_TEST_DATA "/scenes/stylus-corner.ini";
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 640, o.height = 400;
+	o.vsync = false;
+	o.panel = true;
+	o.device = spec;
+	o.calibration = TELA_TEST_DATA "/tracking/stylus-corner.cal";
+	char error[512];
+	int code;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	REQUIRE_MSG(d != NULL, "%s", error);
+	const int corner = 80;
+	float y0 = demo_snapshot(d)->positions[corner][1];
+	CHECK_NEAR(y0, 1.0, 1e-3);
+	dt_status ds;
+	char line[512];
+	bool streaming = false, mouse_tried = false, mouse_grabbed = false, title_line = false;
+	bool grabbed = false, ended = false;
+	float lift = -1.0f, force = 0.0f;
+	int segments = 0;
+	while (since(&t0) < 7.0) {
+		demo_frame(d);
+		REQUIRE(demo_device_status(d, &ds, line, sizeof line));
+		const st_snapshot *s = demo_snapshot(d);
+		streaming |= strncmp(line, "streaming: ", 11) == 0 && !ds.pointer.frozen;
+		title_line |= strstr(demo_title(d), "| stylus: ") != NULL;
+		if (!mouse_tried && since(&t0) > 0.3) {
+			/* at the corner, before the stylus comes down: the mouse only orbits now */
+			float px, py;
+			demo_project(d, s->positions[corner], &px, &py);
+			push_button(SDL_MOUSEBUTTONDOWN, (int)lroundf(px), (int)lroundf(py));
+			frames(d, 0.05);
+			mouse_grabbed = demo_snapshot(d)->grabbed_vertex >= 0;
+			push_button(SDL_MOUSEBUTTONUP, (int)lroundf(px), (int)lroundf(py));
+			mouse_tried = true;
+		}
+		if (s->grabbed_vertex == corner) {
+			grabbed = true;
+			float dy = s->positions[corner][1] - y0;
+			lift = fmaxf(lift, dy);
+			if (dy > 0.05f) {
+				force = fmaxf(force, sqrtf(s->grab_force[0] * s->grab_force[0] +
+				                           s->grab_force[1] * s->grab_force[1] +
+				                           s->grab_force[2] * s->grab_force[2]));
+				segments += force_segments(d);
+			}
+		}
+		if (ds.state == DEV_ENDED && ds.pointer.frozen && s->grabbed_vertex < 0) {
+			ended = true;
+			break;
+		}
+	}
+	printf("%s after %.2f s: line \"%s\", %llu samples, %d grabs, %d releases, lift %.4f m, force %.3f N\n", spec, since(&t0), line,
+	       (unsigned long long)ds.samples, ds.grabs, ds.releases, (double)lift, (double)force);
+	CHECK_MSG(streaming, "the device line never said streaming");
+	CHECK_MSG(title_line, "the window title has no stylus line: %s", demo_title(d));
+	CHECK(mouse_tried);
+	CHECK_MSG(!mouse_grabbed, "the mouse grabbed while the stylus drives the pointer");
+	CHECK_MSG(grabbed, "the stylus never grabbed the corner");
+	CHECK_MSG(fabsf(lift - 0.1f) < 0.015f, "the corner rose %.4f m, expected 0.1", (double)lift);
+	CHECK_MSG(force > 0.0f, "no coupling force while lifted");
+	CHECK_MSG(segments > 0, "no force segment in the overlay while lifted");
+	CHECK_MSG(ended, "the source never ended, or the pointer was not frozen: %s", line);
+	CHECK_MSG(strstr(line, "ended") && strstr(line, "frozen"), "line: %s", line);
+	/* the heads-up line shows the same line, in its warning colours once frozen */
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK_MSG(m.device_line && strcmp(m.device_line, line) == 0, "HUD: %s", m.device_line ? m.device_line : "(none)");
+	CHECK(m.device_frozen);
+	CHECK(ds.samples == 180);
+	CHECK(ds.grabs == 1 && ds.releases == 1);
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
+static void test_stylus_window_synthetic(void) { stylus_lifts_corner("synthetic:grab,seconds=3"); }
+static void test_stylus_window_replay(void) { stylus_lifts_corner("replay:" TELA_TEST_DATA "/sessions/grab.rec"); }
+
+/* A device that cannot open is the user's input error, before any window opens. */
+static void test_stylus_window_bad_device(void)
+{
+	demo_options o = demo_options_default();
+	o.scene = TELA_TEST_DATA "/scenes/stylus-corner.ini";
+	o.offscreen = true;
+	o.device = "nosuch";
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	CHECK(d == NULL);
+	CHECK(code == 3);
+	CHECK_MSG(strstr(error, "--device nosuch") != NULL, "%s", error);
+	demo_destroy(&d);
+}
+
+static const test_case tests[] = {
+    TEST(test_stylus_window_bad_device),
+    TEST(test_stylus_window_synthetic),
+    TEST(test_stylus_window_replay),
+};
+#else
 static const test_case tests[] = {
     TEST(test_export_key),
     TEST(test_mouse_grab_pulls_corner),
     TEST(test_mouse_grab_with_panel),
 };
+#endif
 
 TEST_MAIN(tests)

@@ -1,5 +1,6 @@
 /* The grabbing pointer (app/stylus.c) against hand-computed cases: picking (sphere, ray,
- * grab radius), the surface that stops the drawn pointer, grab and release on the
+ * grab radius), the surfaces that stop the drawn pointer (cloth triangles and every
+ * obstacle shape at its pose), grab and release on the
  * button's edges, the displacement gain and the jump limit.  The expected values are
  * worked out in the comments. */
 #include "stylus.h"
@@ -245,6 +246,260 @@ static void test_no_grab(void)
 	CHECK(st.grabbed == -1);
 }
 
+/* ---- obstacles: every shape, at its pose -------------------------------------------------- */
+
+#define STOP_TOL 1e-5 /* m: the stop points are floats */
+
+/* The drawn pointer after it was drawn at a and the device moved on to b. */
+static bool move_drawn(const sty_scene *scene, const float a[3], const float b[3], float drawn[3])
+{
+	sty_config c = config();
+	sty_stylus st;
+	sty_init(&st, &c);
+	sty_output out;
+	trk_pointer p = pointer_at(a[0], a[1], a[2]);
+	sty_update(&st, &p, scene, &out);
+	p = pointer_at(b[0], b[1], b[2]);
+	sty_update(&st, &p, scene, &out);
+	memcpy(drawn, out.drawn, sizeof out.drawn);
+	return out.blocked;
+}
+
+static sty_scene scene_of(const sty_obstacle *obstacle)
+{
+	return (sty_scene){.obstacles = obstacle, .obstacle_count = 1};
+}
+
+#define EXPECT_STOP(ob, ax, ay, az, bx, by, bz, x, y, z)                                             \
+	do {                                                                                         \
+		sty_scene sc_ = scene_of(ob);                                                            \
+		float d_[3];                                                                             \
+		CHECK(move_drawn(&sc_, (float[3]){ax, ay, az}, (float[3]){bx, by, bz}, d_));             \
+		check_vec3(d_, x, y, z, STOP_TOL);                                                       \
+	} while (0)
+
+#define EXPECT_FREE(ob, ax, ay, az, bx, by, bz)                                                      \
+	do {                                                                                         \
+		sty_scene sc_ = scene_of(ob);                                                            \
+		float d_[3], s_;                                                                         \
+		CHECK(!move_drawn(&sc_, (float[3]){ax, ay, az}, (float[3]){bx, by, bz}, d_));            \
+		check_vec3(d_, bx, by, bz, 0.0);                                                         \
+		CHECK(!sty_obstacle_segment_hit(ob, (float[3]){ax, ay, az}, (float[3]){bx, by, bz}, &s_)); \
+	} while (0)
+
+/* sin and cos of 22.5 degrees: the half angle of a 45 degree turn */
+#define S225 0.38268343236508977f
+#define C225 0.92387953251128674f
+#define R2 0.70710678118654752f /* sin and cos of 45 degrees */
+
+static void test_obstacle_plane(void)
+{
+	/* the plane y = 0.5 (orientation all zero: the identity), solid below */
+	sty_obstacle ob = {.shape = STY_SHAPE_PLANE, .position = {0, 0.5f, 0}};
+	float s;
+	/* from y = 1.5 to -0.5: crosses y = 0.5 half way; stops at y = 0.5 + 0.002 */
+	CHECK(sty_obstacle_segment_hit(&ob, (float[3]){0.1f, 1.5f, 0.2f}, (float[3]){0.1f, -0.5f, 0.2f}, &s));
+	CHECK_NEAR(s, 0.5, TOL);
+	EXPECT_STOP(&ob, 0.1f, 1.5f, 0.2f, 0.1f, -0.5f, 0.2f, 0.1, 0.502, 0.2);
+	/* short of it, and along it (on the surface: sliding is not entering) */
+	EXPECT_FREE(&ob, 0, 1.5f, 0, 3, 0.6f, 0);
+	EXPECT_FREE(&ob, 0, 0.5f, 0, 1, 0.5f, -1);
+	/* from under it: out, and about under it, freely */
+	EXPECT_FREE(&ob, 0, 0, 0, 0, 2, 0);
+	EXPECT_FREE(&ob, 0, 0, 0, 1, 0.25f, 0);
+	/* turned 90 degrees about z, its normal (local +y) is world -x: through (1, 0, 0),
+	 * the solid is x > 1.  (0, 0, 0) to (2, 0, 0) stops at x = 1 - 0.002. */
+	sty_obstacle turned = {.shape = STY_SHAPE_PLANE, .position = {1, 0, 0}, .orientation = {0, 0, R2, R2}};
+	EXPECT_STOP(&turned, 0, 0, 0, 2, 0, 0, 0.998, 0, 0);
+	EXPECT_FREE(&turned, 1.5f, 0, 0, 3, 0, 0);
+	/* on the surface going in: stopped where it is (not trapped: it may go back) */
+	EXPECT_STOP(&turned, 1, 0, 0, 1.5f, 0, 0, 1, 0, 0);
+	EXPECT_FREE(&turned, 1, 0, 0, 0.5f, 0, 0);
+}
+
+static void test_obstacle_box(void)
+{
+	sty_obstacle ob = {.shape = STY_SHAPE_BOX, .orientation = {0, 0, 0, 1}, .half_extents = {0.1f, 0.2f, 0.3f}};
+	float s;
+	/* along -x into the face x = 0.1: s = 0.4 / 0.5 = 0.8, stop at x = 0.102 */
+	CHECK(sty_obstacle_segment_hit(&ob, (float[3]){0.5f, 0, 0}, (float[3]){0, 0, 0}, &s));
+	CHECK_NEAR(s, 0.8, TOL);
+	EXPECT_STOP(&ob, 0.5f, 0, 0, 0, 0, 0, 0.102, 0, 0);
+	/* down onto the top y = 0.2 off centre: stop at y = 0.202 */
+	EXPECT_STOP(&ob, 0.05f, 1, -0.25f, 0.05f, 0, -0.25f, 0.05, 0.202, -0.25);
+	/* over it (y = 0.25 > 0.2): a miss; along its top face: grazing */
+	EXPECT_FREE(&ob, 0.5f, 0.25f, 0, -0.5f, 0.25f, 0);
+	EXPECT_FREE(&ob, 0.5f, 0.2f, 0, -0.5f, 0.2f, 0);
+	/* through its edge (0.25, 0.5) only: x = 0.75 - s, y = s meet it at s = 0.5, inside
+	 * neither before (y < 0.5 but x > 0.25) nor after */
+	sty_obstacle edge = {.shape = STY_SHAPE_BOX, .half_extents = {0.25f, 0.5f, 0.25f}};
+	EXPECT_FREE(&edge, 0.75f, 0, 0, -0.25f, 1, 0);
+
+	/* 45 degrees about y, at (1, 0, 0), cube of half side 0.1: the local corner
+	 * (0.1, y, 0.1) turns to world offset (0.1 (cos + sin), y, 0.1 (cos - sin)) =
+	 * (0.1 sqrt 2, y, 0): a vertical edge facing +x.  Head-on at that edge from x = 1.5:
+	 * stop at 1 + 0.1 sqrt 2 + 0.002 = 1.14342136 */
+	sty_obstacle rot = {.shape = STY_SHAPE_BOX,
+	                    .position = {1, 0, 0},
+	                    .orientation = {0, S225, 0, C225},
+	                    .half_extents = {0.1f, 0.1f, 0.1f}};
+	EXPECT_STOP(&rot, 1.5f, 0.05f, 0, 1, 0.05f, 0, 1.1434213562373094, 0.05, 0);
+	/* world (1, 0, 1) / sqrt 2 is local +z: a face 0.1 from the centre; coming in along
+	 * that diagonal stops at 0.102 from it: 1 + 0.102 / sqrt 2, 0, 0.102 / sqrt 2 */
+	EXPECT_STOP(&rot, 1.4f, 0, 0.4f, 1, 0, 0, 1.0721248916810278, 0, 0.07212489168102784);
+	/* along z at x = 1.15: beyond the edge (at most 1.1414), a miss; at x = 1.12 the
+	 * turned cube's faces x' = 1.12 - 1 meet |z| <= 0.1 sqrt 2 - 0.12, and along -z from
+	 * z = 0.5 it is entered at z = 0.0214214, stop at 0.0234214 */
+	EXPECT_FREE(&rot, 1.15f, 0, 0.5f, 1.15f, 0, -0.5f);
+	EXPECT_STOP(&rot, 1.12f, 0, 0.5f, 1.12f, 0, -0.5f, 1.12, 0, 0.0234213562373095);
+	/* started inside: out freely */
+	EXPECT_FREE(&rot, 1, 0, 0, 1.5f, 0, 0);
+}
+
+static void test_obstacle_capsule(void)
+{
+	/* axis y from 0.8 to 1.2 around (0, 1, 0), radius 0.1 */
+	sty_obstacle ob = {.shape = STY_SHAPE_CAPSULE, .position = {0, 1, 0}, .radius = 0.1f, .half_height = 0.2f};
+	/* the side: along -x at y = 1.1, stop at x = 0.102 */
+	EXPECT_STOP(&ob, 0.5f, 1.1f, 0, 0, 1.1f, 0, 0.102, 1.1, 0);
+	/* the top cap, on the axis: the sphere at y = 1.2 entered at 1.3, stop at 1.302 */
+	EXPECT_STOP(&ob, 0, 1.8f, 0, 0, 1, 0, 0, 1.302, 0);
+	/* the top cap off the axis by 0.05: y = 1.2 + sqrt(0.01 - 0.0025) + 0.002 */
+	EXPECT_STOP(&ob, 0.05f, 1.6f, 0, 0.05f, 1, 0, 0.05, 1.2886025403784438, 0);
+	/* the bottom cap from below */
+	EXPECT_STOP(&ob, 0, 0, 0, 0, 1, 0, 0, 0.698, 0);
+	/* a tangent to the side (x = radius, along z): grazing; beside it: a miss */
+	EXPECT_FREE(&ob, 0.1f, 1, -0.5f, 0.1f, 1, 0.5f);
+	EXPECT_FREE(&ob, 0.5f, 1.35f, 0, -0.5f, 1.35f, 0);
+	/* from its axis out: free */
+	EXPECT_FREE(&ob, 0, 1, 0, 0.5f, 1, 0);
+	/* turned 90 degrees about z, the axis is world x (-0.2 to 0.2 about (0, 1, 0)): the
+	 * cap along -x from x = 0.6 stops at 0.302, the side from above at y = 1.102 */
+	sty_obstacle turned = ob;
+	turned.orientation[2] = R2, turned.orientation[3] = R2;
+	EXPECT_STOP(&turned, 0.6f, 1, 0, 0, 1, 0, 0.302, 1, 0);
+	EXPECT_STOP(&turned, 0.15f, 1.5f, 0, 0.15f, 1, 0, 0.15, 1.102, 0);
+}
+
+/* A cube of half side 0.1 about its origin, counter-clockwise seen from outside: vertex
+ * i is at (+-0.1, +-0.1, +-0.1) with bit 0 for +x, bit 1 for +y, bit 2 for +z. */
+static const float cube_positions[8 * 3] = {-0.1f, -0.1f, -0.1f, 0.1f, -0.1f, -0.1f, -0.1f, 0.1f, -0.1f,
+                                            0.1f,  0.1f,  -0.1f, -0.1f, -0.1f, 0.1f, 0.1f, -0.1f, 0.1f,
+                                            -0.1f, 0.1f,  0.1f,  0.1f,  0.1f,  0.1f};
+static const int cube_triangles[12 * 3] = {1, 3, 7, 1, 7, 5, 0, 4, 6, 0, 6, 2, 2, 6, 7, 2, 7, 3,
+                                           0, 1, 5, 0, 5, 4, 4, 5, 7, 4, 7, 6, 0, 2, 3, 0, 3, 1};
+
+static void test_obstacle_mesh(void)
+{
+	/* the fixture's triangles all face out */
+	for (int t = 0; t < 12; t++) {
+		const float *p[3];
+		for (int k = 0; k < 3; k++)
+			p[k] = cube_positions + 3 * cube_triangles[3 * t + k];
+		double e1[3], e2[3], c[3];
+		for (int k = 0; k < 3; k++) {
+			e1[k] = p[1][k] - p[0][k];
+			e2[k] = p[2][k] - p[0][k];
+			c[k] = p[0][k] + p[1][k] + p[2][k];
+		}
+		double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+		CHECK(n[0] * c[0] + n[1] * c[1] + n[2] * c[2] > 0.0);
+	}
+	sty_obstacle ob = {.shape = STY_SHAPE_MESH,
+	                   .position = {0, 0.5f, 0},
+	                   .orientation = {0, 0, 0, 1},
+	                   .vertex_count = 8,
+	                   .positions = cube_positions,
+	                   .triangle_count = 12,
+	                   .triangles = cube_triangles};
+	/* into the face z = 0.1 (world y 0.5 + 0.02): stop at z = 0.102 */
+	EXPECT_STOP(&ob, 0.03f, 0.52f, 0.5f, 0.03f, 0.52f, 0, 0.03, 0.52, 0.102);
+	/* down onto the top (world y 0.6): stop at 0.602 */
+	EXPECT_STOP(&ob, -0.05f, 1, 0.07f, -0.05f, 0.5f, 0.07f, -0.05, 0.602, 0.07);
+	/* beside it, and from inside out through the face z = 0.1 */
+	EXPECT_FREE(&ob, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f);
+	EXPECT_FREE(&ob, 0, 0.5f, 0, 0, 0.5f, 0.5f);
+	/* sliding along the top face (parallel to its triangles) */
+	EXPECT_FREE(&ob, -0.05f, 0.6f, 0.5f, -0.05f, 0.6f, -0.5f);
+	/* turned like the box: the same edge, the same stop as a box */
+	sty_obstacle rot = ob;
+	rot.position[0] = 1, rot.position[1] = 0;
+	rot.orientation[1] = S225, rot.orientation[3] = C225;
+	EXPECT_STOP(&rot, 1.5f, 0.05f, 0, 1, 0.05f, 0, 1.1434213562373094, 0.05, 0);
+	/* through it from inside: out through one face, in again through none */
+	EXPECT_FREE(&rot, 1, 0, 0, 1, 0, 0.5f);
+}
+
+/* The pose the snapshot holds, not the def's position, is where the obstacle is; an
+ * obstacle that moves onto the pointer lets it out, and stops it once it is out. */
+static void test_obstacle_pose(void)
+{
+	float pose[7] = {0, 0, 0, 0, 0, 0, 1};
+	sty_obstacle ob = {.shape = STY_SHAPE_BOX,
+	                   .pose = pose,
+	                   .position = {3, 3, 3}, /* the scene's initial position: ignored */
+	                   .half_extents = {0.1f, 0.1f, 0.1f}};
+	sty_scene scene = scene_of(&ob);
+	sty_config c = config();
+	sty_stylus st;
+	sty_init(&st, &c);
+	sty_output out;
+	trk_pointer p = pointer_at(1, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	/* the box at the origin: to x = 0.5 freely */
+	p = pointer_at(0.5f, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	CHECK(!out.blocked);
+	check_vec3(out.drawn, 0.5, 0, 0, 0.0);
+	/* it moves onto the pointer (x from 0.4 to 0.6): the pointer gets out, this way or that */
+	pose[0] = 0.5f;
+	p = pointer_at(0.55f, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	CHECK(!out.blocked);
+	check_vec3(out.drawn, 0.55, 0, 0, TOL);
+	p = pointer_at(0.8f, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	CHECK(!out.blocked);
+	check_vec3(out.drawn, 0.8, 0, 0, TOL);
+	/* out, it cannot go back in: stopped at x = 0.6 + 0.002 */
+	p = pointer_at(0.5f, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	CHECK(out.blocked);
+	check_vec3(out.drawn, 0.602, 0, 0, STOP_TOL);
+	/* turned 45 degrees about y where it is: its edge now reaches 0.5 + 0.1 sqrt 2,
+	 * beyond the drawn pointer at 0.602, which is inside and may leave along +x */
+	pose[4] = S225, pose[6] = C225;
+	p = pointer_at(0.7f, 0, 0);
+	sty_update(&st, &p, &scene, &out);
+	CHECK(!out.blocked);
+	check_vec3(out.drawn, 0.7, 0, 0, TOL);
+	/* a sphere at its pose: the def's centre is ignored; tangent is grazing */
+	float at[7] = {5, 0, 0, 0, 0, 0, 1};
+	sty_obstacle ball = {.shape = STY_SHAPE_SPHERE, .pose = at, .radius = 0.5f};
+	EXPECT_STOP(&ball, 5, 2, 0, 5, -2, 0, 5, 0.502, 0);
+	EXPECT_FREE(&ball, 0, 2, 0, 0, -2, 0);
+	EXPECT_FREE(&ball, 4, 0.5f, 0, 6, 0.5f, 0);
+}
+
+/* The first surface of several stops it: a cloth triangle, a legacy sphere and obstacles. */
+static void test_obstacles_together(void)
+{
+	sty_mesh mesh = {.positions = tri_positions, .triangles = tri_indices, .triangle_count = 1};
+	sty_obstacle obs[2] = {{.shape = STY_SHAPE_PLANE, .position = {0, -0.5f, 0}},
+	                       {.shape = STY_SHAPE_BOX, .position = {0, 0.6f, 0}, .half_extents = {0.1f, 0.1f, 0.1f}}};
+	sty_scene scene = {.meshes = &mesh, .mesh_count = 1, .obstacles = obs, .obstacle_count = 2};
+	float d[3];
+	/* from y = 1 down: the box top at 0.7 first */
+	CHECK(move_drawn(&scene, (float[3]){0, 1, 0}, (float[3]){0, -1, 0}, d));
+	check_vec3(d, 0, 0.702, 0, STOP_TOL);
+	/* from between box and cloth: the cloth at y = 0 */
+	CHECK(move_drawn(&scene, (float[3]){0, 0.3f, 0}, (float[3]){0, -1, 0}, d));
+	check_vec3(d, 0, 0.002, 0, STOP_TOL);
+	/* beside the cloth: the plane at -0.5 */
+	CHECK(move_drawn(&scene, (float[3]){2, 0.3f, 0}, (float[3]){2, -1, 0}, d));
+	check_vec3(d, 2, -0.498, 0, STOP_TOL);
+}
+
 int main(void)
 {
 	test_pick();
@@ -252,6 +507,12 @@ int main(void)
 	test_surface_stops_pointer();
 	test_grab_gain_jump_release();
 	test_no_grab();
+	test_obstacle_plane();
+	test_obstacle_box();
+	test_obstacle_capsule();
+	test_obstacle_mesh();
+	test_obstacle_pose();
+	test_obstacles_together();
 	if (test_failures_) {
 		fprintf(stderr, "%d checks failed\n", test_failures_);
 		return 1;

@@ -1,0 +1,287 @@
+/* The windowed demo's device thread (device_thread.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "device_thread.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* dev_poll's timeout: short, so that a quiet source is noticed (the tracker's timeout)
+ * and dt_stop is never kept waiting. */
+enum { POLL_MS = 5, BATCH = 64 };
+static const int64_t MAX_NAP_NS = 20000000;
+
+struct dt_thread {
+	pthread_t thread;
+	atomic_bool quit;
+	/* the device thread's alone once it runs */
+	dev_source *source;
+	bool fast;          /* the source runs ahead of the host clock: paced here */
+	bool have_offset;
+	int64_t offset_ns;  /* host clock - the samples' clock */
+	bool ended;
+	/* the rest is shared with the main thread */
+	pthread_mutex_t lock;
+	trk_tracker tracker;
+	sty_stylus stylus;
+	trk_pointer pointer;
+	sty_output output;
+	st_thread *sim;
+	const st_layout *layout;
+	float (*positions)[4];
+	float (*obstacle_pose)[7];
+	sty_mesh *meshes;
+	sty_obstacle *obstacles;
+	bool have_scene;
+	uint64_t scene_serial;
+	dt_status status;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void nap(int64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+	nanosleep(&ts, NULL);
+}
+
+/* Holds a sample of a fast source until its time, the first one mapped to now; false
+ * when asked to quit meanwhile. */
+static bool pace(dt_thread *t, int64_t sample_ns)
+{
+	if (!t->have_offset) {
+		t->offset_ns = now_ns() - sample_ns;
+		t->have_offset = true;
+		return true;
+	}
+	int64_t due = sample_ns + t->offset_ns;
+	while (!atomic_load(&t->quit)) {
+		int64_t left = due - now_ns();
+		if (left <= 0)
+			return true;
+		nap(left < MAX_NAP_NS ? left : MAX_NAP_NS);
+	}
+	return false;
+}
+
+/* One sample through the tracker and the stylus, and its decisions to the simulation
+ * thread at once.  Under the lock. */
+static void deliver(dt_thread *t, const dev_sample *s)
+{
+	trk_tracker_update(&t->tracker, s, 1, sty_near_object(&t->output), s->t_ns, &t->pointer);
+	sty_scene scene;
+	const sty_scene *meets = NULL;
+	if (t->sim && t->have_scene) {
+		sty_scene_from_layout(t->layout, (const float(*)[4])t->positions, (const float(*)[7])t->obstacle_pose,
+		                      t->meshes, t->obstacles, &scene);
+		meets = &scene;
+	}
+	sty_update(&t->stylus, &t->pointer, meets, &t->output);
+	t->status.samples++;
+	if (!t->sim)
+		return;
+	const sty_output *o = &t->output;
+	if (o->release) {
+		st_command c = {.kind = ST_RELEASE};
+		st_send(t->sim, &c);
+		t->status.releases++;
+	}
+	if (o->grab) {
+		st_command c = {.kind = ST_GRAB, .vertex = o->grabbed};
+		st_send(t->sim, &c);
+		t->status.grabs++;
+	}
+	if (o->grabbed >= 0)
+		st_set_pointer(t->sim, o->target, o->target_velocity);
+	else
+		st_set_pointer(t->sim, o->drawn, NULL);
+}
+
+static void publish(dt_thread *t)
+{
+	dt_status *s = &t->status;
+	s->state = dev_get_state(t->source);
+	snprintf(s->line, sizeof s->line, "%s", dev_describe(t->source));
+	s->pointer = t->pointer;
+	s->output = t->output;
+	s->ignored_jumps = t->stylus.ignored_jumps;
+}
+
+static void *run(void *arg)
+{
+	dt_thread *t = arg;
+	dev_sample samples[BATCH];
+	while (!atomic_load(&t->quit)) {
+		if (t->ended) {
+			nap(MAX_NAP_NS);
+			continue;
+		}
+		/* one at a time from a fast source, so that each waits for its own time */
+		int n = dev_poll(t->source, samples, t->fast ? 1 : BATCH, POLL_MS);
+		if (n > 0 && t->fast && !pace(t, samples[0].t_ns))
+			break;
+		pthread_mutex_lock(&t->lock);
+		if (n < 0) {
+			t->ended = true;
+			trk_tracker_freeze(&t->tracker, dev_describe(t->source));
+		} else if (n == 0) {
+			/* the tracker's own timeout says "no sample for N ms"; an unplugged device
+			 * says more, and the driver keeps reconnecting meanwhile */
+			dev_state state = dev_get_state(t->source);
+			if (state == DEV_DISCONNECTED || state == DEV_FAILED)
+				trk_tracker_freeze(&t->tracker, dev_describe(t->source));
+		}
+		for (int i = 0; i < n; i++)
+			deliver(t, &samples[i]);
+		if (n <= 0)
+			trk_tracker_update(&t->tracker, NULL, 0, sty_near_object(&t->output), now_ns() - t->offset_ns,
+			                   &t->pointer);
+		publish(t);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return NULL;
+}
+
+dt_thread *dt_start(const sty_feed_options *o, char *error, int error_size)
+{
+	dt_thread *t = calloc(1, sizeof *t);
+	if (!t) {
+		snprintf(error, (size_t)error_size, "out of memory");
+		return NULL;
+	}
+	trk_tracker_config tc = trk_tracker_config_default();
+	if (o->calibration && !trk_calibration_load(o->calibration, &tc.calibration, error, error_size)) {
+		free(t);
+		return NULL;
+	}
+	t->source = dev_open(o->spec, error, error_size);
+	if (!t->source) {
+		free(t);
+		return NULL;
+	}
+	if (o->record && !dev_record(t->source, o->record, error, error_size)) {
+		dev_close(&t->source);
+		free(t);
+		return NULL;
+	}
+	trk_tracker_init(&t->tracker, &tc);
+	sty_init(&t->stylus, &o->stylus);
+	t->fast = sty_spec_is_fast(o->spec);
+	/* a live source's samples carry the host clock already */
+	t->have_offset = !t->fast;
+	t->output.hover = t->output.grabbed = t->output.released = -1;
+	t->status.sphere_radius = o->stylus.sphere_radius;
+	trk_tracker_update(&t->tracker, NULL, 0, false, now_ns(), &t->pointer);
+	publish(t);
+	atomic_init(&t->quit, false);
+	if (pthread_mutex_init(&t->lock, NULL) != 0) {
+		dev_close(&t->source);
+		free(t);
+		snprintf(error, (size_t)error_size, "cannot create a mutex");
+		return NULL;
+	}
+	if (pthread_create(&t->thread, NULL, run, t) != 0) {
+		pthread_mutex_destroy(&t->lock);
+		dev_close(&t->source);
+		free(t);
+		snprintf(error, (size_t)error_size, "cannot start the device thread");
+		return NULL;
+	}
+	return t;
+}
+
+static void free_scene(dt_thread *t)
+{
+	free(t->positions);
+	free(t->obstacle_pose);
+	free(t->meshes);
+	free(t->obstacles);
+	t->positions = NULL, t->obstacle_pose = NULL, t->meshes = NULL, t->obstacles = NULL;
+	t->have_scene = false;
+}
+
+void dt_stop(dt_thread **tp)
+{
+	dt_thread *t = tp ? *tp : NULL;
+	if (!t)
+		return;
+	atomic_store(&t->quit, true);
+	pthread_join(t->thread, NULL);
+	dev_close(&t->source);
+	free_scene(t);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	*tp = NULL;
+}
+
+/* Under the lock. */
+static void drop(dt_thread *t)
+{
+	sty_drop(&t->stylus);
+	t->output.grabbed = t->output.hover = -1;
+	t->output.grab = t->output.release = false;
+	t->status.output = t->output;
+}
+
+void dt_attach(dt_thread *t, st_thread *sim, const st_layout *layout)
+{
+	pthread_mutex_lock(&t->lock);
+	drop(t);
+	free_scene(t);
+	t->sim = NULL;
+	t->layout = NULL;
+	if (sim && layout) {
+		size_t n = layout->vertex_count > 0 ? (size_t)layout->vertex_count : 1;
+		size_t obstacles = layout->obstacle_count > 0 ? (size_t)layout->obstacle_count : 1;
+		t->positions = malloc(n * sizeof *t->positions);
+		t->obstacle_pose = malloc(obstacles * sizeof *t->obstacle_pose);
+		t->meshes = calloc((size_t)layout->object_count + 1, sizeof *t->meshes);
+		t->obstacles = calloc(obstacles, sizeof *t->obstacles);
+		if (t->positions && t->obstacle_pose && t->meshes && t->obstacles) {
+			t->sim = sim;
+			t->layout = layout;
+		} else {
+			free_scene(t);
+			fprintf(stderr, "tela: out of memory: the stylus drives nothing\n");
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void dt_set_scene(dt_thread *t, const st_snapshot *s)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->sim && (!t->have_scene || s->serial != t->scene_serial) && s->vertex_count == t->layout->vertex_count &&
+	    s->obstacle_count == t->layout->obstacle_count) {
+		memcpy(t->positions, s->positions, sizeof *t->positions * (size_t)s->vertex_count);
+		if (s->obstacle_count > 0)
+			memcpy(t->obstacle_pose, s->obstacle_pose, sizeof *t->obstacle_pose * (size_t)s->obstacle_count);
+		t->scene_serial = s->serial;
+		t->have_scene = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void dt_drop(dt_thread *t, const st_command *then)
+{
+	pthread_mutex_lock(&t->lock);
+	drop(t);
+	if (then && t->sim)
+		st_send(t->sim, then);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void dt_get_status(dt_thread *t, dt_status *out)
+{
+	pthread_mutex_lock(&t->lock);
+	*out = t->status;
+	pthread_mutex_unlock(&t->lock);
+}
