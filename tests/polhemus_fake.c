@@ -79,6 +79,8 @@ struct pol_fake {
 	bool stylus, mute;
 	uint8_t inject[INJECT_MAX];
 	size_t inject_len;
+	dev_sample *script; /* pol_fake_play's poses */
+	int script_count, script_next;
 };
 
 static long long now_ns(void)
@@ -109,12 +111,18 @@ static void emit(fake_dev *d, const void *bytes, size_t count)
 
 static void encode_frame(fake_dev *d, uint8_t cmd, uint8_t rec[POL_RECORD_BYTES])
 {
+	pol_fake *f = d->f;
 	dev_sample s = {0};
+	if (f->script_count > 0) {
+		int i = f->script_next < f->script_count ? f->script_next : f->script_count - 1;
+		s = f->script[i];
+	} else {
+		pol_fake_position(d->frame, s.position);
+		s.orientation[3] = 1.0f;
+	}
 	s.sensor = 1;
-	pol_fake_position(d->frame, s.position);
-	s.orientation[3] = 1.0f;
 	s.frame = d->frame;
-	s.buttons = d->f->stylus ? 1u : 0u;
+	s.buttons |= f->stylus ? 1u : 0u;
 	pol_encode(&s, rec);
 	rec[3] = cmd;
 }
@@ -197,6 +205,10 @@ static void tick(fake_dev *d)
 		emit(d, rec, sizeof rec);
 		d->frame++;
 		d->frames_sent++;
+		/* Only streamed records advance the script: a "P" reply is not a step of the
+		 * hand. */
+		if (d->f->script_next < d->f->script_count)
+			d->f->script_next++;
 	}
 }
 
@@ -510,6 +522,7 @@ void pol_fake_free(pol_fake *f)
 		free(d);
 	}
 	g_object_unref(f->tb);
+	free(f->script);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -519,6 +532,35 @@ void pol_fake_set_stylus(pol_fake *f, bool pressed)
 	pthread_mutex_lock(&f->lock);
 	f->stylus = pressed;
 	pthread_mutex_unlock(&f->lock);
+}
+
+void pol_fake_play(pol_fake *f, const dev_sample *poses, int count)
+{
+	dev_sample *copy = NULL;
+	if (poses && count > 0) {
+		copy = malloc(sizeof *copy * (size_t)count);
+		if (!copy) {
+			fprintf(stderr, "polhemus_fake: out of memory for %d poses\n", count);
+			count = 0;
+		} else {
+			memcpy(copy, poses, sizeof *copy * (size_t)count);
+		}
+	}
+	pthread_mutex_lock(&f->lock);
+	dev_sample *old = f->script;
+	f->script = copy;
+	f->script_count = copy ? count : 0;
+	f->script_next = 0;
+	pthread_mutex_unlock(&f->lock);
+	free(old);
+}
+
+int pol_fake_played(pol_fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	int n = f->script_next;
+	pthread_mutex_unlock(&f->lock);
+	return n;
 }
 
 void pol_fake_set_mute(pol_fake *f, bool mute)

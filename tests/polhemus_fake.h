@@ -6,6 +6,8 @@
 #ifndef TELA_TESTS_POLHEMUS_FAKE_H
 #define TELA_TESTS_POLHEMUS_FAKE_H
 
+#include "devices/device.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +28,13 @@ void pol_fake_unplug(pol_fake *f);
 
 /* The model's controls (all thread-safe). */
 void pol_fake_set_stylus(pol_fake *f, bool pressed);
+/* From the next record on, reports poses[0], poses[1], ... (position, orientation and
+ * buttons; the frame numbers stay the model's), one per record, and then holds the last
+ * one, as a hand would stay where a script ends; the stylus set above is or'ed in.  The
+ * poses are copied.  NULL or 0 goes back to pol_fake_position's circle. */
+void pol_fake_play(pol_fake *f, const dev_sample *poses, int count);
+/* How many of the played poses have been reported (the count once it holds the last). */
+int pol_fake_played(pol_fake *f);
 /* Stops (or resumes) emitting records while staying connected: a read timeout. */
 void pol_fake_set_mute(pol_fake *f, bool mute);
 /* Sends `count` raw bytes just before the next record. */
