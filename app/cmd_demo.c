@@ -25,11 +25,13 @@ typedef struct demo_args {
 	int panel; /* 1 --panel, 0 --no-panel, -1 neither: shown in a window, not in the headless picture */
 	const char *device, *calibration, *record; /* the tracked stylus (NULL: the mouse) */
 	double gain;                               /* 0: the stylus's default */
+	long camera_station;                       /* -1: not given (2); 0: none */
 } demo_args;
 
 static int parse_args(int argc, char **argv, demo_args *a)
 {
-	*a = (demo_args){.scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800, .panel = -1};
+	*a = (demo_args){
+	    .scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800, .panel = -1, .camera_station = -1};
 	bool have_scene = false;
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
@@ -53,6 +55,15 @@ static int parse_args(int argc, char **argv, demo_args *a)
 				a->record = val;
 			else if (!cli_parse_double(val, &a->gain) || a->gain <= 0.0 || a->gain > 100.0)
 				return cli_usage_error("demo", "--gain: '%s' is not a gain in (0, 100]", val);
+		} else if (strcmp(s, "--camera-station") == 0) {
+			if (!val)
+				return cli_usage_error("demo", "option %s needs a value", s);
+			i++;
+			/* a Polhemus numbers its stations 1 to 16 (docs/devices.md) */
+			char *end;
+			a->camera_station = strtol(val, &end, 10);
+			if (end == val || *end || a->camera_station < 0 || a->camera_station > 16)
+				return cli_usage_error("demo", "--camera-station: '%s' is not a station 1..16, or 0 for none", val);
 		} else if (strcmp(s, "--out") == 0 || strcmp(s, "--seconds") == 0 || strcmp(s, "--size") == 0) {
 			if (!val)
 				return cli_usage_error("demo", "option %s needs a value", s);
@@ -75,8 +86,8 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			have_scene = true;
 		}
 	}
-	if (!a->device && (a->calibration || a->record || a->gain > 0.0))
-		return cli_usage_error("demo", "--calibration, --record and --gain need --device");
+	if (!a->device && (a->calibration || a->record || a->gain > 0.0 || a->camera_station >= 0))
+		return cli_usage_error("demo", "--calibration, --record, --gain and --camera-station need --device");
 	return EXIT_TELA_OK;
 }
 
@@ -101,6 +112,8 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.start_paused = a->paused;
 	o.panel = a->panel != 0;
 	o.device = a->device, o.calibration = a->calibration, o.record = a->record, o.gain = a->gain;
+	if (a->camera_station >= 0)
+		o.camera_station = (int)a->camera_station;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);

@@ -83,6 +83,11 @@ struct demo {
 	dt_thread *device;
 	dt_status device_status;
 	char device_line[400];
+	/* the camera station's motion (relative to its first pose) already applied to the
+	 * view: each frame moves the view by what is new, so the mouse's changes stay */
+	bool head_applied;
+	uint64_t head_samples; /* the camera station's sample count when last applied */
+	double head_position[3], head_rotation[4];
 	/* mouse drags that are not grabs */
 	bool orbiting, panning;
 	uint64_t last_frame_ns;
@@ -95,7 +100,8 @@ struct demo {
 
 demo_options demo_options_default(void)
 {
-	return (demo_options){.width = 1280, .height = 800, .rate_scale = 1.0, .vsync = true, .panel = true};
+	return (demo_options){
+	    .width = 1280, .height = 800, .rate_scale = 1.0, .vsync = true, .panel = true, .camera_station = 2};
 }
 
 static uint64_t now_ns(void)
@@ -239,7 +245,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		if (options->gain > 0.0)
 			fo.stylus.gain = (float)options->gain;
 		char why[512];
-		d->device = dt_start(&fo, why, sizeof why);
+		d->device = dt_start(&fo, options->camera_station, why, sizeof why);
 		if (!d->device) {
 			snprintf(error, (size_t)error_size, "--device %s: %s", options->device, why);
 			*exit_code = 3;
@@ -982,6 +988,74 @@ static void refresh_device(demo *d)
 		snprintf(d->device_line, sizeof d->device_line, "%s: %s", state_name(s->state), s->line);
 }
 
+/* Quaternions x y z w, in double: the view's small changes add up over many frames. */
+static void quat_mul(const double a[4], const double b[4], double out[4])
+{
+	double r[4] = {a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+	               a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+	               a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+	               a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+	memcpy(out, r, sizeof r);
+}
+
+static void quat_rotate(const double q[4], const double v[3], double out[3])
+{
+	/* v + 2 w (u x v) + 2 u x (u x v), u the vector part */
+	double c[3] = {q[1] * v[2] - q[2] * v[1], q[2] * v[0] - q[0] * v[2], q[0] * v[1] - q[1] * v[0]};
+	double cc[3] = {q[1] * c[2] - q[2] * c[1], q[2] * c[0] - q[0] * c[2], q[0] * c[1] - q[1] * c[0]};
+	for (int k = 0; k < 3; k++)
+		out[k] = v[k] + 2.0 * (q[3] * c[k] + cc[k]);
+}
+
+/* The camera station moves the view as if the camera were fixed to that sensor: the
+ * eye by the sensor's calibrated displacement since its first sample, the direction of
+ * view turned about the eye by its rotation since then.  Only the change since the last
+ * frame is applied, so an orbit, pan, zoom or C reset by the mouse meanwhile is kept and
+ * the head moves the view from there.  The orbit camera has no roll: turning the head
+ * sideways tilts nothing, the view stays upright. */
+static void follow_camera_station(demo *d)
+{
+	const dt_camera *c = &d->device_status.camera;
+	/* no new pose: redoing the angles from the eye would only add rounding */
+	if (c->samples == 0 || (d->head_applied && c->samples == d->head_samples))
+		return;
+	double position[3], rotation[4], first_inverse[4] = {-c->first.orientation[0], -c->first.orientation[1],
+	                                                     -c->first.orientation[2], c->first.orientation[3]};
+	double now[4] = {c->pose.orientation[0], c->pose.orientation[1], c->pose.orientation[2], c->pose.orientation[3]};
+	for (int k = 0; k < 3; k++)
+		position[k] = (double)c->pose.position[k] - (double)c->first.position[k];
+	quat_mul(now, first_inverse, rotation);
+	if (!d->head_applied) {
+		memset(d->head_position, 0, sizeof d->head_position);
+		d->head_rotation[0] = d->head_rotation[1] = d->head_rotation[2] = 0.0, d->head_rotation[3] = 1.0;
+		d->head_applied = true;
+	}
+	double applied_inverse[4] = {-d->head_rotation[0], -d->head_rotation[1], -d->head_rotation[2], d->head_rotation[3]};
+	double turn[4];
+	quat_mul(rotation, applied_inverse, turn);
+	float eye[3];
+	cam_eye(&d->camera, eye);
+	double view[3], turned[3];
+	for (int k = 0; k < 3; k++)
+		view[k] = (double)d->camera.target[k] - (double)eye[k];
+	quat_rotate(turn, view, turned);
+	float new_eye[3], new_target[3];
+	for (int k = 0; k < 3; k++) {
+		new_eye[k] = (float)((double)eye[k] + position[k] - d->head_position[k]);
+		new_target[k] = (float)((double)new_eye[k] + turned[k]);
+	}
+	/* cam_init turns an eye and a target into the orbit's angles; the home view stays */
+	cam_orbit moved;
+	cam_init(&moved, new_eye, new_target, d->camera.fov_degrees);
+	memcpy(d->camera.target, moved.target, sizeof d->camera.target);
+	d->camera.distance = moved.distance;
+	d->camera.yaw = moved.yaw;
+	d->camera.pitch = moved.pitch;
+	memcpy(d->head_position, position, sizeof d->head_position);
+	memcpy(d->head_rotation, rotation, sizeof d->head_rotation);
+	d->head_samples = c->samples;
+}
+
 bool demo_device_status(const demo *d, dt_status *status, char *line, int line_size)
 {
 	if (!d->device)
@@ -1095,6 +1169,7 @@ bool demo_frame(demo *d)
 		 * meets, and the display its state */
 		dt_set_scene(d->device, d->snapshot);
 		refresh_device(d);
+		follow_camera_station(d);
 		d->hover = d->device_status.output.hover;
 	} else {
 		if (d->grabbed < 0 && !d->scripted) {

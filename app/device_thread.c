@@ -23,6 +23,8 @@ struct dt_thread {
 	bool have_offset;
 	int64_t offset_ns;  /* host clock - the samples' clock */
 	bool ended;
+	int camera_station;            /* 0: none */
+	trk_calibration camera_calibration; /* the stylus's, without its tip */
 	/* the rest is shared with the main thread */
 	pthread_mutex_t lock;
 	trk_tracker tracker;
@@ -105,6 +107,43 @@ static void deliver(dt_thread *t, const dev_sample *s)
 		st_set_pointer(t->sim, o->drawn, NULL);
 }
 
+/* A camera station's sample: its calibrated pose for the main thread.  Not the tracker:
+ * its clutch and button belong to the stylus, and the camera wants the sensor's own
+ * pose, not a tip ahead of it.  Under the lock. */
+static void camera_sample(dt_thread *t, const dev_sample *s)
+{
+	dt_camera *c = &t->status.camera;
+	trk_calibrate(&t->camera_calibration, s, &c->pose);
+	c->newest_sample = *s;
+	if (c->samples++ == 0) {
+		c->first = c->pose;
+		c->first_sample = *s;
+	}
+}
+
+/* Sends a sample to the camera or the stylus; true when the stylus took it.  The stylus
+ * locks onto the first station other than the camera's that reports, so one sensor on
+ * any other port drives it and a third one cannot make it jump between two.  Under the
+ * lock. */
+static bool route(dt_thread *t, const dev_sample *s)
+{
+	if (t->camera_station > 0 && s->sensor == t->camera_station) {
+		camera_sample(t, s);
+		return false;
+	}
+	if (t->tracker.config.sensor < 0) {
+		t->tracker.config.sensor = s->sensor;
+		t->status.stylus_station = s->sensor;
+	}
+	if (s->sensor != t->tracker.config.sensor) {
+		t->tracker.other_sensors++;
+		t->status.other_samples++;
+		return false;
+	}
+	deliver(t, s);
+	return true;
+}
+
 static void publish(dt_thread *t)
 {
 	dt_status *s = &t->status;
@@ -139,9 +178,12 @@ static void *run(void *arg)
 			if (state == DEV_DISCONNECTED || state == DEV_FAILED)
 				trk_tracker_freeze(&t->tracker, dev_describe(t->source));
 		}
+		int stylus = 0;
 		for (int i = 0; i < n; i++)
-			deliver(t, &samples[i]);
-		if (n <= 0)
+			stylus += route(t, &samples[i]);
+		/* also when only the camera's samples came: the stylus's quiet must still
+		 * freeze its pointer */
+		if (stylus == 0)
 			trk_tracker_update(&t->tracker, NULL, 0, sty_near_object(&t->output), now_ns() - t->offset_ns,
 			                   &t->pointer);
 		publish(t);
@@ -150,7 +192,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-dt_thread *dt_start(const sty_feed_options *o, char *error, int error_size)
+dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, int error_size)
 {
 	dt_thread *t = calloc(1, sizeof *t);
 	if (!t) {
@@ -172,7 +214,13 @@ dt_thread *dt_start(const sty_feed_options *o, char *error, int error_size)
 		free(t);
 		return NULL;
 	}
+	/* any station until the first one reports (route) */
+	tc.sensor = -1;
 	trk_tracker_init(&t->tracker, &tc);
+	t->camera_station = camera_station > 0 ? camera_station : 0;
+	t->status.camera.station = t->camera_station;
+	t->camera_calibration = tc.calibration;
+	memset(t->camera_calibration.tip, 0, sizeof t->camera_calibration.tip);
 	sty_init(&t->stylus, &o->stylus);
 	t->fast = sty_spec_is_fast(o->spec);
 	/* a live source's samples carry the host clock already */

@@ -9,6 +9,11 @@
  * each new snapshot once per frame (dt_set_scene), since st_latest has one reader.  The
  * pick and the blocking therefore see the cloth as it was up to one frame ago.
  *
+ * A second station may move the camera: its samples go through the same calibration (the
+ * tip left out: it is the stylus's) and only the newest pose, with the first one seen, is
+ * handed over; the main thread moves the view by the difference once a frame, where the
+ * camera lives.  The stylus follows the first other station that reports.
+ *
  * A source that runs ahead of the host clock (replay:FILE@0, synthetic:...,fast) is paced
  * here to its own timestamps: a window shows real time.  docs/devices.md, "The stylus in
  * tela". */
@@ -25,6 +30,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The camera station's poses, world frame: the view follows `pose` relative to `first`. */
+typedef struct dt_camera {
+	int station;              /* 0: no camera station */
+	uint64_t samples;         /* its samples so far; 0: `first` and `pose` are not set */
+	trk_pose first, pose;     /* calibrated: the first sample seen and the newest */
+	dev_sample first_sample, newest_sample; /* the same in the device frame, as they came */
+} dt_camera;
+
 /* What the display shows, as of the newest sample (or the newest poll without one). */
 typedef struct dt_status {
 	dev_state state;
@@ -35,13 +48,18 @@ typedef struct dt_status {
 	uint64_t samples;     /* delivered to the stylus */
 	uint64_t ignored_jumps;
 	int grabs, releases;
+	int stylus_station;   /* the station the stylus follows; 0 until one reports */
+	uint64_t other_samples; /* from stations that are neither the stylus's nor the camera's */
+	dt_camera camera;
 } dt_status;
 
 typedef struct dt_thread dt_thread;
 
 /* Opens the source (and the recording and the calibration) and starts polling it; it
- * drives nothing until dt_attach.  NULL with a message on failure. */
-dt_thread *dt_start(const sty_feed_options *options, char *error, int error_size);
+ * drives nothing until dt_attach.  camera_station: the station whose samples move the
+ * camera (dt_status.camera), 0 for none; the stylus then follows the first other station
+ * that reports.  NULL with a message on failure. */
+dt_thread *dt_start(const sty_feed_options *options, int camera_station, char *error, int error_size);
 /* Stops the thread and closes the source (and the recording). */
 void dt_stop(dt_thread **thread);
 

@@ -126,6 +126,10 @@ int sty_feed_advance(sty_feed *f, double t_s, const sty_scene *scene, sty_feed_f
 		dev_sample sample = *s;
 		f->pending_first++;
 		f->pending_count--;
+		/* the first station to report is the stylus; a second one (a camera sensor in the
+		 * window) must not drive the pointer too */
+		if (f->tracker.config.sensor < 0)
+			f->tracker.config.sensor = sample.sensor;
 		trk_tracker_update(&f->tracker, &sample, 1, sty_near_object(&f->output), sample.t_ns, &f->pointer);
 		sty_update(&f->stylus, &f->pointer, scene, &f->output);
 		f->delivered++;

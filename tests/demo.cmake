@@ -6,9 +6,12 @@ tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
 target_compile_definitions(test_demo PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
 
 # The same file's tracked-stylus cases (issue 6): the window's device thread drives the
-# grab in real time from synthetic:grab and from the recorded session, offscreen.
+# grab in real time from synthetic:grab and from the recorded session, offscreen; with
+# synthetic:grab+orbit a second station moves the camera (or, at station 0, nothing).
 tela_add_test(test_demo_device SOURCES test_demo.c LIBS tela_demo LABELS "render;device")
 target_compile_definitions(test_demo_device PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data" TELA_DEMO_DEVICE=1)
+# dev_synthetic_pose: the camera station's case predicts the orbit script's poses.
+target_include_directories(test_demo_device PRIVATE "${PROJECT_SOURCE_DIR}/devices/src")
 set_tests_properties(test_demo_device PROPERTIES ENVIRONMENT_MODIFICATION "DISPLAY=unset:")
 
 # With no display, `tela` runs headless: a scripted grab, a PNG and a summary that says so.
@@ -55,3 +58,9 @@ cmp -s plain.png no-panel.png || { echo "FAIL: --no-panel changed the headless p
 cmp -s plain.png panel.png && { echo "FAIL: --panel did not change the headless picture"; exit 1; }
 exit 0
 ]=])
+
+# --camera-station: a station 1..16 or 0, and only with --device.
+tela_add_cli_test(demo_camera_station_needs_device ARGS hanging --camera-station 2
+  PASS_REGEX "--camera-station need --device" LABELS "render;device")
+tela_add_cli_test(demo_camera_station_range ARGS hanging --device synthetic:grab+orbit --camera-station 17
+  PASS_REGEX "--camera-station: '17' is not a station 1..16, or 0 for none" LABELS "render;device")

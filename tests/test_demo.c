@@ -179,6 +179,7 @@ static void test_export_key(void)
 /* ---- the tracked stylus in a window (label device): real time, on the device thread ---- */
 
 #include "device_thread.h"
+#include "device_internal.h" /* dev_synthetic_pose: the orbit script's pose, for the prediction */
 
 static double since(const struct timespec *t0)
 {
@@ -197,13 +198,58 @@ static int force_segments(demo *d)
 	return n;
 }
 
+static double distance3(const float a[3], const float b[3])
+{
+	double d0 = (double)a[0] - b[0], d1 = (double)a[1] - b[1], d2 = (double)a[2] - b[2];
+	return sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+}
+
+/* The camera station against its prediction, once a frame: the newest camera sample is
+ * the orbit script's pose for its frame, and the eye has moved from the scene's start
+ * view by exactly the calibrated displacement since the first sample. */
+typedef struct camera_check {
+	trk_calibration cal;
+	float eye0[3];
+	double worst_eye, worst_script, moved, predicted_chord;
+	int frames;
+} camera_check;
+
+static void check_camera(camera_check *k, demo *d, const dt_status *ds)
+{
+	const dt_camera *c = &ds->camera;
+	if (c->samples == 0)
+		return;
+	dev_sample script;
+	REQUIRE(dev_synthetic_pose("orbit", c->newest_sample.frame / 60.0, &script));
+	double off = 0.0;
+	for (int i = 0; i < 3; i++)
+		off = fmax(off, fabs((double)script.position[i] - c->newest_sample.position[i]));
+	for (int i = 0; i < 4; i++)
+		off = fmax(off, fabs((double)script.orientation[i] - c->newest_sample.orientation[i]));
+	k->worst_script = fmax(k->worst_script, off);
+	trk_pose first, now;
+	trk_calibrate(&k->cal, &c->first_sample, &first);
+	trk_calibrate(&k->cal, &c->newest_sample, &now);
+	float expected[3], eye[3];
+	for (int i = 0; i < 3; i++)
+		expected[i] = k->eye0[i] + (now.position[i] - first.position[i]);
+	cam_eye(demo_camera(d), eye);
+	k->worst_eye = fmax(k->worst_eye, distance3(eye, expected));
+	k->moved = distance3(eye, k->eye0);
+	/* the orbit (10 cm radius at 0.1 Hz) from its start at frame 0 */
+	double a = 2.0 * 3.14159265358979 * 0.1 * (c->newest_sample.frame - c->first_sample.frame) / 60.0;
+	k->predicted_chord = 2.0 * 0.10 * sin(0.5 * a);
+	k->frames++;
+}
+
 /* The grab script (approach for 1 s, press, lift 10 cm over 1 s, hold 0.5 s, release,
  * end at 3 s) through the window's device thread: vertex 80, the free corner, is grabbed
  * and lifted by 10 cm (looser than the lock-step test's 5 mm: the simulation and the
  * source each keep their own real time), the coupling pulls on it, a mouse press does not
  * grab while the stylus drives, and the device line says streaming and then why the
- * pointer froze. */
-static void stylus_lifts_corner(const char *spec)
+ * pointer froze.  With "+orbit" station 2 circles meanwhile: at camera_station 2 it moves
+ * the camera as predicted, at 0 the camera stays put and the stylus ignores it. */
+static void stylus_lifts_corner_camera(const char *spec, int camera_station)
 {
 	if (!getenv("DISPLAY"))
 		setenv("SDL_VIDEODRIVER", "offscreen", 1);
@@ -215,12 +261,21 @@ static void stylus_lifts_corner(const char *spec)
 	o.panel = true;
 	o.device = spec;
 	o.calibration = TELA_TEST_DATA "/tracking/stylus-corner.cal";
+	o.camera_station = camera_station;
+	bool two_stations = strstr(spec, "+orbit") != NULL;
 	char error[512];
 	int code;
+	camera_check k = {0};
+	REQUIRE_MSG(trk_calibration_load(o.calibration, &k.cal, error, sizeof error), "%s", error);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	demo *d = demo_create(&o, error, sizeof error, &code);
 	REQUIRE_MSG(d != NULL, "%s", error);
+	cam_eye(demo_camera(d), k.eye0);
+	float forward0[3], target0[3];
+	memcpy(target0, demo_camera(d)->target, sizeof target0);
+	for (int i = 0; i < 3; i++)
+		forward0[i] = target0[i] - k.eye0[i];
 	const int corner = 80;
 	float y0 = demo_snapshot(d)->positions[corner][1];
 	CHECK_NEAR(y0, 1.0, 1e-3);
@@ -230,9 +285,10 @@ static void stylus_lifts_corner(const char *spec)
 	bool grabbed = false, ended = false;
 	float lift = -1.0f, force = 0.0f;
 	int segments = 0;
-	while (since(&t0) < 7.0) {
+	while (since(&t0) < 30.0) { /* ends with the source; the cap only bounds a broken run */
 		demo_frame(d);
 		REQUIRE(demo_device_status(d, &ds, line, sizeof line));
+		check_camera(&k, d, &ds);
 		const st_snapshot *s = demo_snapshot(d);
 		streaming |= strncmp(line, "streaming: ", 11) == 0 && !ds.pointer.frozen;
 		title_line |= strstr(demo_title(d), "| stylus: ") != NULL;
@@ -281,12 +337,75 @@ static void stylus_lifts_corner(const char *spec)
 	CHECK(m.device_frozen);
 	CHECK(ds.samples == 180);
 	CHECK(ds.grabs == 1 && ds.releases == 1);
+	CHECK(ds.stylus_station == 1);
+	float eye[3];
+	cam_eye(demo_camera(d), eye);
+	if (two_stations && camera_station == 2) {
+		printf("camera: %llu samples, %d frames checked, moved %.4f m (orbit chord %.4f), worst %.2g m off "
+		       "the prediction, script %.2g\n",
+		       (unsigned long long)ds.camera.samples, k.frames, k.moved, k.predicted_chord, k.worst_eye,
+		       k.worst_script);
+		CHECK(ds.camera.station == 2);
+		CHECK_MSG(ds.camera.samples == 180, "%llu camera samples", (unsigned long long)ds.camera.samples);
+		CHECK(ds.other_samples == 0);
+		CHECK(k.frames > 10);
+		CHECK_MSG(k.worst_script < 1e-6, "the camera samples are %.3g off the orbit script", k.worst_script);
+		CHECK_MSG(k.worst_eye < 2e-4, "the eye was %.3g m off the calibrated motion", k.worst_eye);
+		/* 3 s at 0.1 Hz: 108 degrees of a 10 cm circle, a 16 cm chord, all of it seen */
+		CHECK_MSG(k.predicted_chord > 0.15 && fabs(k.moved - k.predicted_chord) < 2e-3,
+		          "the eye moved %.4f m, the orbit %.4f m", k.moved, k.predicted_chord);
+		/* the view turned with the sensor: the start view's direction turned by the
+		 * sensor's calibrated rotation since its first sample (r = q1 q0^-1) */
+		trk_pose first, now;
+		trk_calibrate(&k.cal, &ds.camera.first_sample, &first);
+		trk_calibrate(&k.cal, &ds.camera.newest_sample, &now);
+		const float *a = now.orientation, *b = first.orientation;
+		double bx = -b[0], by = -b[1], bz = -b[2], bw = b[3];
+		double r[4] = {a[3] * bx + a[0] * bw + a[1] * bz - a[2] * by, a[3] * by - a[0] * bz + a[1] * bw + a[2] * bx,
+		               a[3] * bz + a[0] * by - a[1] * bx + a[2] * bw, a[3] * bw - a[0] * bx - a[1] * by - a[2] * bz};
+		double sensor_turn = 2.0 * acos(fmin(1.0, fabs(r[3])));
+		/* v + 2 w (u x v) + 2 u x (u x v) */
+		double v[3] = {forward0[0], forward0[1], forward0[2]};
+		double c[3] = {r[1] * v[2] - r[2] * v[1], r[2] * v[0] - r[0] * v[2], r[0] * v[1] - r[1] * v[0]};
+		double cc[3] = {r[1] * c[2] - r[2] * c[1], r[2] * c[0] - r[0] * c[2], r[0] * c[1] - r[1] * c[0]};
+		double expected[3], forward[3];
+		for (int i = 0; i < 3; i++) {
+			expected[i] = v[i] + 2.0 * (r[3] * c[i] + cc[i]);
+			forward[i] = (double)demo_camera(d)->target[i] - eye[i];
+		}
+		double dot = 0.0, ne = 0.0, nf = 0.0, dot0 = 0.0, n0 = 0.0;
+		for (int i = 0; i < 3; i++) {
+			dot += expected[i] * forward[i], ne += expected[i] * expected[i], nf += forward[i] * forward[i];
+			dot0 += v[i] * forward[i], n0 += v[i] * v[i];
+		}
+		double off = acos(fmin(1.0, dot / sqrt(ne * nf))), view_turn = acos(fmin(1.0, dot0 / sqrt(n0 * nf)));
+		printf("camera: the sensor turned %.4f rad, the view %.4f rad, %.2g rad off the prediction\n",
+		       sensor_turn, view_turn, off);
+		CHECK_MSG(sensor_turn > 0.05 && view_turn > 0.05, "the orbit script barely turned: %.4f, the view %.4f",
+		          sensor_turn, view_turn);
+		CHECK_MSG(off < 1e-4, "the view's direction is %.3g rad off the sensor's turn", off);
+	} else {
+		CHECK(ds.camera.station == camera_station);
+		CHECK(ds.camera.samples == 0);
+		CHECK_MSG(distance3(eye, k.eye0) == 0.0, "the camera moved %.3g m without a camera station",
+		          distance3(eye, k.eye0));
+		CHECK(distance3(demo_camera(d)->target, target0) == 0.0);
+		if (two_stations)
+			CHECK_MSG(ds.other_samples == 180, "%llu samples of station 2 ignored",
+			          (unsigned long long)ds.other_samples);
+	}
 	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
 	demo_destroy(&d);
 }
 
+static void stylus_lifts_corner(const char *spec) { stylus_lifts_corner_camera(spec, 2); }
+
 static void test_stylus_window_synthetic(void) { stylus_lifts_corner("synthetic:grab,seconds=3"); }
 static void test_stylus_window_replay(void) { stylus_lifts_corner("replay:" TELA_TEST_DATA "/sessions/grab.rec"); }
+/* Station 2 circles slowly while station 1 grabs: the camera follows station 2. */
+static void test_stylus_window_camera_station(void) { stylus_lifts_corner_camera("synthetic:grab+orbit,seconds=3", 2); }
+/* --camera-station 0: station 2 moves nothing, and the stylus stays on station 1. */
+static void test_stylus_window_camera_off(void) { stylus_lifts_corner_camera("synthetic:grab+orbit,seconds=3", 0); }
 
 /* A device that cannot open is the user's input error, before any window opens. */
 static void test_stylus_window_bad_device(void)
@@ -308,6 +427,8 @@ static const test_case tests[] = {
     TEST(test_stylus_window_bad_device),
     TEST(test_stylus_window_synthetic),
     TEST(test_stylus_window_replay),
+    TEST(test_stylus_window_camera_station),
+    TEST(test_stylus_window_camera_off),
 };
 #else
 static const test_case tests[] = {

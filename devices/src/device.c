@@ -89,7 +89,7 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 {
 	set_error(error, error_size, "%s", "");
 	if (!spec || !spec[0]) {
-		set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab, replay:FILE[@SPEED])");
+		set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED])");
 		return NULL;
 	}
 	dev_source *s = NULL;
@@ -103,7 +103,7 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 		s = dev_replay_open(spec + strlen("replay:"), error, error_size);
 	else {
 		set_error(error, error_size,
-		          "unknown device '%s' (expected polhemus[:BUS-ADDR], synthetic:still|circle|grab or replay:FILE[@SPEED])",
+		          "unknown device '%s' (expected polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT] or replay:FILE[@SPEED])",
 		          spec);
 		return NULL;
 	}

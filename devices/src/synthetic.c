@@ -1,7 +1,8 @@
-/* The scripted device: "synthetic:SCRIPT[@HZ][,fast][,seconds=S]".  It reports what a
- * Polhemus would (station 1, device frame, the stylus in bit 0) and sends every sample
- * through pol_encode + pol_parse, so the scripts exercise the parser and a recording of
- * them replays through it like the real traffic.
+/* The scripted device: "synthetic:SCRIPT[+SCRIPT2][@HZ][,fast][,seconds=S]".  It reports
+ * what a Polhemus would (station 1, device frame, the stylus in bit 0; SCRIPT2, if any, on
+ * station 2 in the same frame, as a tracker with two sensors sends them) and sends every
+ * sample through pol_encode + pol_parse, so the scripts exercise the parser and a
+ * recording of them replays through it like the real traffic.
  *
  * The script's time is the sample index over the rate, never the host clock: the poses
  * (and a recording) are the same on every run.  The host clock only decides when a
@@ -28,17 +29,29 @@
 #define GRAB_APPROACH_S 1.0
 #define GRAB_LIFT_S 1.0
 #define GRAB_HOLD_S 0.5
+/* "orbit": a second sensor (the head, or a hand holding the view) circling slowly, high
+ * above the source on the user's side (+y), turning a little as it goes; slow, so that a
+ * camera it drives moves as a head would. */
+#define ORBIT_X 0.0
+#define ORBIT_Y 0.30
+#define ORBIT_Z -0.40
+#define ORBIT_RADIUS 0.10
+#define ORBIT_HZ 0.1
+#define ORBIT_YAW 0.1 /* radians either way */
 
 static const double pi = 3.14159265358979323846;
 
 typedef struct syn_source {
 	dev_source base;
-	char script[16];
+	char script[16];      /* as given: "grab" or "grab+orbit" */
+	char scripts[2][16];  /* station 1's and station 2's */
+	int stations;         /* 1, or 2 with SCRIPT2 */
+	int station;          /* the next sample's station - 1, within the frame `index` */
 	double rate_hz;
 	bool fast;
-	int64_t limit; /* samples before DEV_ENDED; -1: forever */
+	int64_t limit; /* frames before DEV_ENDED; -1: forever */
 	int64_t start_ns;
-	int64_t index; /* next sample */
+	int64_t index; /* next frame (one sample per station) */
 	pol_parser parser;
 } syn_source;
 
@@ -83,6 +96,9 @@ bool dev_synthetic_pose(const char *script, double t_s, dev_sample *out)
 			z = GRAB_TARGET_Z - GRAB_LIFT * smooth((t_s - t_press) / GRAB_LIFT_S);
 		set_pose(out, SYN_X, 0.0, z, 0.0);
 		out->buttons = (t_s >= t_press && t_s < t_release) ? 1u : 0u;
+	} else if (strcmp(script, "orbit") == 0) {
+		double a = 2.0 * pi * ORBIT_HZ * t_s;
+		set_pose(out, ORBIT_X + ORBIT_RADIUS * cos(a), ORBIT_Y + ORBIT_RADIUS * sin(a), ORBIT_Z, ORBIT_YAW * sin(a));
 	} else {
 		return false;
 	}
@@ -120,13 +136,19 @@ static int syn_poll(dev_source *base, dev_sample *out, int max, int timeout_ms)
 		if (!s->fast && t > now)
 			break;
 		dev_sample pose;
-		dev_synthetic_pose(s->script, (double)s->index / s->rate_hz, &pose);
+		dev_synthetic_pose(s->scripts[s->station], (double)s->index / s->rate_hz, &pose);
+		pose.sensor = s->station + 1;
 		pose.frame = (uint32_t)s->index;
 		uint8_t rec[POL_RECORD_BYTES];
 		pol_encode(&pose, rec);
 		dev_record_bytes(base, t, rec, sizeof rec);
 		n += pol_parse(&s->parser, rec, sizeof rec, t, out + n, max - n);
-		s->index++;
+		/* a frame's stations one sample at a time, so that a caller taking one sample
+		 * per poll gets them all, in the tracker's order */
+		if (++s->station == s->stations) {
+			s->station = 0;
+			s->index++;
+		}
 	}
 	base->health = s->parser.health;
 	base->state = DEV_STREAMING;
@@ -144,7 +166,8 @@ static const dev_ops syn_ops = {.kind = "synthetic", .poll = syn_poll, .close = 
 static void fail(char *error, int error_size, const char *args, const char *why)
 {
 	if (error && error_size > 0)
-		dev_format(error, (size_t)error_size, "synthetic:%s: %s (expected synthetic:still|circle|grab[@HZ][,fast][,seconds=S])",
+		dev_format(error, (size_t)error_size, "synthetic:%s: %s (expected synthetic:SCRIPT[+SCRIPT2][@HZ][,fast][,seconds=S], "
+		           "SCRIPT: still|circle|grab|orbit)",
 		         args, why);
 }
 
@@ -190,8 +213,11 @@ dev_source *dev_synthetic_open(const char *args, char *error, int error_size)
 		}
 		opts = next;
 	}
+	char *second = strchr(buf, '+');
+	if (second)
+		*second++ = '\0';
 	dev_sample probe;
-	if (!dev_synthetic_pose(buf, 0.0, &probe)) {
+	if (!dev_synthetic_pose(buf, 0.0, &probe) || (second && !dev_synthetic_pose(second, 0.0, &probe))) {
 		fail(error, error_size, args, "unknown script");
 		return NULL;
 	}
@@ -201,7 +227,11 @@ dev_source *dev_synthetic_open(const char *args, char *error, int error_size)
 		return NULL;
 	}
 	dev_source_init(&s->base, &syn_ops, DEV_REC_SYNTHETIC);
-	dev_format(s->script, sizeof s->script, "%s", buf);
+	/* both names fit: dev_synthetic_pose knows none longer than 6 characters */
+	dev_format(s->scripts[0], sizeof s->scripts[0], "%s", buf);
+	dev_format(s->scripts[1], sizeof s->scripts[1], "%s", second ? second : "");
+	s->stations = second ? 2 : 1;
+	dev_format(s->script, sizeof s->script, "%s%s%s", buf, second ? "+" : "", second ? second : "");
 	s->rate_hz = rate;
 	s->fast = fast;
 	s->limit = seconds < 0.0 ? -1 : (int64_t)llround(seconds * rate);
