@@ -124,7 +124,8 @@ static void push_key(SDL_Keycode k)
  * the next without a gap, each a whole mesh of the square's 128 triangles. */
 static void test_export_key(void)
 {
-	char dir[] = "/tmp/tela-demo-XXXXXX";
+	char dir[200];
+	snprintf(dir, sizeof dir, "%.150s/tela-demo-XXXXXX", test_tmpdir());
 	REQUIRE(mkdtemp(dir) != NULL);
 	char here[1024];
 	REQUIRE(getcwd(here, sizeof here) != NULL);
