@@ -149,17 +149,6 @@ static int parse_options(int argc, char **argv, int command, int files, mesh_opt
 	return -1;
 }
 
-/* The shortest decimal that reads back as the same float, as the STL writer prints. */
-static void format_float(char buf[32], float v)
-{
-	for (int digits = 7; digits < 9; digits++) {
-		snprintf(buf, 32, "%.*g", digits, (double)v);
-		if (strtof(buf, NULL) == v)
-			return;
-	}
-	snprintf(buf, 32, "%.9g", (double)v);
-}
-
 static int io_error(const scn_error *err)
 {
 	fprintf(stderr, "tela mesh: %s\n", err->message);
@@ -266,7 +255,7 @@ static int mesh_info(int argc, char **argv)
 	       r.facets, mesh.vertex_count, mesh.triangle_count, r.welded, r.degenerate);
 	for (int k = 0; k < 6; k++) {
 		char buf[32];
-		format_float(buf, k < 3 ? lo[k] : hi[k - 3]);
+		scn_format_float(buf, k < 3 ? lo[k] : hi[k - 3]);
 		printf(" %s", buf);
 	}
 	printf("\nboundary_edges %d\nnonmanifold_edges %d\nmisoriented_edges %d\nclosed %s\n", r.boundary_edges,

@@ -11,13 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-static void set_error(char *error, int error_size, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
-#endif
-	;
-
-static void set_error(char *error, int error_size, const char *fmt, ...)
+void dev_set_error(char *error, int error_size, const char *fmt, ...)
 {
 	if (!error || error_size <= 0)
 		return;
@@ -87,9 +81,9 @@ static bool has_prefix(const char *s, const char *prefix)
 
 dev_source *dev_open(const char *spec, char *error, int error_size)
 {
-	set_error(error, error_size, "%s", "");
+	dev_set_error(error, error_size, "%s", "");
 	if (!spec || !spec[0]) {
-		set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED])");
+		dev_set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED])");
 		return NULL;
 	}
 	dev_source *s = NULL;
@@ -102,7 +96,7 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 	else if (has_prefix(spec, "replay:"))
 		s = dev_replay_open(spec + strlen("replay:"), error, error_size);
 	else {
-		set_error(error, error_size,
+		dev_set_error(error, error_size,
 		          "unknown device '%s' (expected polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT] or replay:FILE[@SPEED])",
 		          spec);
 		return NULL;
@@ -110,7 +104,7 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 	if (s)
 		compose_line(s);
 	else if (error && error_size > 0 && !error[0])
-		set_error(error, error_size, "cannot open device '%s'", spec);
+		dev_set_error(error, error_size, "cannot open device '%s'", spec);
 	return s;
 }
 
@@ -178,20 +172,20 @@ static const char *rec_kind_name(dev_rec_kind kind)
 bool dev_record(dev_source *source, const char *path, char *error, int error_size)
 {
 	if (!source || !path || !path[0]) {
-		set_error(error, error_size, "no recording file given");
+		dev_set_error(error, error_size, "no recording file given");
 		return false;
 	}
 	if (source->rec_file) {
-		set_error(error, error_size, "already recording to %s", source->rec_path);
+		dev_set_error(error, error_size, "already recording to %s", source->rec_path);
 		return false;
 	}
 	FILE *f = fopen(path, "wb");
 	if (!f) {
-		set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
+		dev_set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
 		return false;
 	}
 	if (fprintf(f, "tela-rec 1 %s\n", rec_kind_name(source->rec_kind)) < 0) {
-		set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
+		dev_set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
 		fclose(f);
 		return false;
 	}

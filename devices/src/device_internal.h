@@ -64,6 +64,13 @@ void dev_set_describe(dev_source *source, const char *fmt, ...)
 #endif
 	;
 
+/* An open's failure message into the caller's buffer (nothing when it has none). */
+void dev_set_error(char *error, int error_size, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
 /* vsnprintf into dst, for messages that may be truncated on purpose (long paths): the
  * compiler's truncation warning has no way to know that is intended. */
 void dev_format(char *dst, size_t size, const char *fmt, ...)

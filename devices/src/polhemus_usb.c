@@ -110,19 +110,6 @@ typedef struct pol_usb {
 	uint64_t raw_lost; /* bytes the recorder never got because poll fell behind */
 } pol_usb;
 
-static void set_error(char *error, int error_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_error(char *error, int error_size, const char *fmt, ...)
-{
-	if (!error || error_size <= 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(error, (size_t)error_size, fmt, ap);
-	va_end(ap);
-}
-
 static const pol_model *find_model(uint16_t vendor, uint16_t product)
 {
 	if (vendor != POL_VENDOR)
@@ -595,7 +582,7 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 {
 	pol_usb *s = calloc(1, sizeof *s);
 	if (!s) {
-		set_error(error, error_size, "polhemus: out of memory");
+		dev_set_error(error, error_size, "polhemus: out of memory");
 		return NULL;
 	}
 	dev_source_init(&s->base, &pol_usb_ops, DEV_REC_POLHEMUS);
@@ -614,7 +601,7 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 		char tail;
 		if (sscanf(bus_addr, "%u-%u%c", &s->want_bus, &s->want_addr_num, &tail) != 2 ||
 		    s->want_bus > 255 || s->want_addr_num > 255) {
-			set_error(error, error_size,
+			dev_set_error(error, error_size,
 				  "polhemus: bad USB address \"%s\": expected BUS-ADDR as lsusb shows "
 				  "them, e.g. polhemus:1-2", bus_addr);
 			pol_usb_close(&s->base);
@@ -626,14 +613,14 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 	int r = s->raw ? libusb_init(&s->ctx) : LIBUSB_ERROR_NO_MEM;
 	if (r != 0) {
 		s->ctx = NULL;
-		set_error(error, error_size, "polhemus: cannot start libusb: %s",
+		dev_set_error(error, error_size, "polhemus: cannot start libusb: %s",
 			  libusb_strerror((enum libusb_error)r));
 		pol_usb_close(&s->base);
 		return NULL;
 	}
 	char why[256] = "";
 	if (find_and_connect(s, false, why, sizeof why) != 0) {
-		set_error(error, error_size, "polhemus: %s", why);
+		dev_set_error(error, error_size, "polhemus: %s", why);
 		pol_usb_close(&s->base);
 		return NULL;
 	}
@@ -641,7 +628,7 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 	s->base.state = s->state;
 	memcpy(s->base.describe, s->describe, sizeof s->base.describe);
 	if (pthread_create(&s->thread, NULL, reader, s) != 0) {
-		set_error(error, error_size, "polhemus: cannot start the reader thread");
+		dev_set_error(error, error_size, "polhemus: cannot start the reader thread");
 		pol_usb_close(&s->base);
 		return NULL;
 	}

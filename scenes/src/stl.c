@@ -806,9 +806,8 @@ static void facet_normal(const stl_source *s, int t, float n[3])
 		n[k] = len > 0.0 ? (float)(m[k] / len) : 0.0f;
 }
 
-/* The shortest decimal that reads back as the same float: exact ASCII round trips, and
- * 0.1 rather than 0.100000001. */
-static void format_float(char buf[32], float v)
+/* Exact ASCII round trips, and 0.1 rather than 0.100000001. */
+void scn_format_float(char buf[32], float v)
 {
 	for (int digits = 7; digits < 9; digits++) {
 		snprintf(buf, 32, "%.*g", digits, (double)v);
@@ -842,9 +841,9 @@ static void write_ascii(FILE *fp, const stl_source *s)
 		for (int k = 0; k < 3; k++) {
 			const float *p = corner(s, t, k);
 			char x[32], y[32], z[32];
-			format_float(x, p[0]);
-			format_float(y, p[1]);
-			format_float(z, p[2]);
+			scn_format_float(x, p[0]);
+			scn_format_float(y, p[1]);
+			scn_format_float(z, p[2]);
 			fprintf(fp, "      vertex %s %s %s\n", x, y, z);
 		}
 		fprintf(fp, "    endloop\n  endfacet\n");

@@ -94,6 +94,10 @@ scn_status scn_mesh_grid(float width, float length, int divisions_w, int divisio
 void scn_mesh_transform(scn_mesh *mesh, float scale, const float rotate_deg[3], const float translate[3]);
 
 /* Axis-aligned bounds of the vertices; all zero for an empty mesh. */
+/* The shortest decimal (7 to 9 significant digits) that reads back as the same float:
+ * what the STL writer prints, so ASCII files round-trip exactly. */
+void scn_format_float(char buf[32], float v);
+
 void scn_mesh_bounds(const scn_mesh *mesh, float lo[3], float hi[3]);
 /* Frees the arrays and leaves an empty mesh; safe on an empty or zeroed mesh. */
 void scn_mesh_free(scn_mesh *mesh);
