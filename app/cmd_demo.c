@@ -86,8 +86,9 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			have_scene = true;
 		}
 	}
-	if (!a->device && (a->calibration || a->record || a->gain > 0.0 || a->camera_station >= 0))
-		return cli_usage_error("demo", "--calibration, --record, --gain and --camera-station need --device");
+	/* --record alone records the mouse's pointer (a window's) */
+	if (!a->device && (a->calibration || a->gain > 0.0 || a->camera_station >= 0))
+		return cli_usage_error("demo", "--calibration, --gain and --camera-station need --device");
 	return EXIT_TELA_OK;
 }
 
@@ -214,6 +215,11 @@ static float smoothstep(float u) { return u <= 0.0f ? 0.0f : u >= 1.0f ? 1.0f : 
 
 static int run_headless(const demo_args *a, bool forced)
 {
+	if (a->record && !a->device) {
+		fprintf(stderr, "tela: --record without --device records the mouse, and a headless run has none; "
+		                "give a --device to record it, or run in a window\n");
+		return EXIT_TELA_USAGE;
+	}
 	demo_options o = demo_options_default();
 	o.scene = a->scene;
 	o.offscreen = true;

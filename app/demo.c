@@ -79,6 +79,13 @@ struct demo {
 	bool scripted;      /* demo_set_pointer took over from the cursor */
 	int hover;
 	int grabbed;
+	/* Without a stylus the mouse's pointer is a pose source like any device (a push
+	 * source in the world frame): the pointer the simulation follows is what comes out of
+	 * it, so that --record records exactly that and a replay repeats it. */
+	dev_source *mouse;
+	bool mouse_have_prev;
+	int64_t mouse_prev_ns;
+	float mouse_prev[3];
 	/* the tracked stylus (NULL: the mouse drives the pointer) and its state this frame */
 	dt_thread *device;
 	dt_status device_status;
@@ -253,6 +260,15 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 			return NULL;
 		}
 		dt_get_status(d->device, &d->device_status);
+	} else {
+		char why[512];
+		d->mouse = dev_open_push("mouse", DEV_FRAME_WORLD, why, sizeof why);
+		if (!d->mouse || (options->record && !dev_record(d->mouse, options->record, why, sizeof why))) {
+			snprintf(error, (size_t)error_size, "the mouse: %s", why);
+			*exit_code = 3;
+			demo_destroy(&d);
+			return NULL;
+		}
 	}
 	if (!open_window(d, error, error_size, exit_code) || !start_scene(d, error, error_size, exit_code)) {
 		demo_destroy(&d);
@@ -306,6 +322,7 @@ void demo_destroy(demo **dp)
 	panel_destroy(&d->panel); /* while its GL context is still there */
 	stop_scene(d);
 	dt_stop(&d->device);
+	dev_close(&d->mouse);
 	gl_window w = {d->window, d->gl};
 	gl_window_close(&w);
 	free(d->segments);
@@ -409,6 +426,51 @@ static void place_pointer(demo *d, float dt)
 		d->pointer_velocity[k] = dt > 0.0f ? (p[k] - d->pointer[k]) / dt : 0.0f;
 		d->pointer[k] = p[k];
 	}
+}
+
+/* The rotation that turns +x (the stylus's boresight, trk_tip_direction) onto the unit
+ * vector f, as x y z w: the mouse's pointer points along the view. */
+static void boresight_to(const float f[3], float q[4])
+{
+	float c = f[0]; /* cos of the angle from +x */
+	if (c < -0.999999f) {
+		q[0] = 0.0f, q[1] = 0.0f, q[2] = 1.0f, q[3] = 0.0f; /* half a turn about z */
+		return;
+	}
+	/* q = (x cross f, 1 + x . f), normalised: the half-angle form */
+	q[0] = 0.0f, q[1] = -f[2], q[2] = f[1], q[3] = 1.0f + c;
+	float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+	for (int k = 0; k < 4; k++)
+		q[k] /= l;
+}
+
+/* Pushes the pointer into the mouse source and hands the simulation what comes out. */
+static void feed_mouse(demo *d)
+{
+	float f[3];
+	forward(&d->camera, f);
+	dev_sample in = {.t_ns = (int64_t)now_ns(), .sensor = 1, .buttons = d->grabbed >= 0 ? 1u : 0u};
+	memcpy(in.position, d->pointer, sizeof in.position);
+	boresight_to(f, in.orientation);
+	dev_push(d->mouse, &in);
+	dev_sample out[16];
+	int n, got = 0;
+	dev_sample newest = in;
+	while ((n = dev_poll(d->mouse, out, 16, 0)) > 0) {
+		newest = out[n - 1];
+		got += n;
+	}
+	if (got == 0)
+		return;
+	float v[3] = {0.0f, 0.0f, 0.0f};
+	double span = (double)(newest.t_ns - d->mouse_prev_ns) * 1e-9;
+	if (d->mouse_have_prev && span > 0.0)
+		for (int k = 0; k < 3; k++)
+			v[k] = (float)((double)(newest.position[k] - d->mouse_prev[k]) / span);
+	d->mouse_have_prev = true;
+	d->mouse_prev_ns = newest.t_ns;
+	memcpy(d->mouse_prev, newest.position, sizeof d->mouse_prev);
+	st_set_pointer(d->sim, newest.position, v);
 }
 
 void demo_set_pointer(demo *d, const float position[3])
@@ -1180,7 +1242,7 @@ bool demo_frame(demo *d)
 			d->hover = -1;
 		}
 		place_pointer(d, dt);
-		st_set_pointer(d->sim, d->pointer, d->pointer_velocity);
+		feed_mouse(d);
 	}
 	if (d->panel && !build_panel(d, true)) {
 		panel_render(d->panel); /* ImGui wants every frame it began ended */

@@ -199,18 +199,10 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 		snprintf(error, (size_t)error_size, "out of memory");
 		return NULL;
 	}
-	trk_tracker_config tc = trk_tracker_config_default();
-	if (o->calibration && !trk_calibration_load(o->calibration, &tc.calibration, error, error_size)) {
-		free(t);
-		return NULL;
-	}
-	t->source = dev_open(o->spec, error, error_size);
+	trk_tracker_config tc;
+	sty_config sc;
+	t->source = sty_source_open(o, &tc, &sc, error, error_size);
 	if (!t->source) {
-		free(t);
-		return NULL;
-	}
-	if (o->record && !dev_record(t->source, o->record, error, error_size)) {
-		dev_close(&t->source);
 		free(t);
 		return NULL;
 	}
@@ -221,7 +213,7 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 	t->status.camera.station = t->camera_station;
 	t->camera_calibration = tc.calibration;
 	memset(t->camera_calibration.tip, 0, sizeof t->camera_calibration.tip);
-	sty_init(&t->stylus, &o->stylus);
+	sty_init(&t->stylus, &sc);
 	t->fast = sty_spec_is_fast(o->spec);
 	/* a live source's samples carry the host clock already */
 	t->have_offset = !t->fast;

@@ -38,21 +38,35 @@ bool sty_spec_is_fast(const char *spec)
 	return false;
 }
 
+dev_source *sty_source_open(const sty_feed_options *o, trk_tracker_config *tc, sty_config *sc, char *error,
+                            int error_size)
+{
+	*tc = trk_tracker_config_default();
+	*sc = o->stylus;
+	if (o->calibration && !trk_calibration_load(o->calibration, &tc->calibration, error, error_size))
+		return NULL;
+	dev_source *source = dev_open(o->spec, error, error_size);
+	if (!source)
+		return NULL;
+	if (o->record && !dev_record(source, o->record, error, error_size)) {
+		dev_close(&source);
+		return NULL;
+	}
+	if (dev_get_frame(source) == DEV_FRAME_WORLD && !o->calibration)
+		tc->calibration = (trk_calibration){.rotation = {0.0f, 0.0f, 0.0f, 1.0f}, .scale = 1.0f};
+	return source;
+}
+
 bool sty_feed_open(sty_feed *f, const sty_feed_options *o, char *error, int error_size)
 {
 	memset(f, 0, sizeof *f);
-	trk_tracker_config tc = trk_tracker_config_default();
-	if (o->calibration && !trk_calibration_load(o->calibration, &tc.calibration, error, error_size))
-		return false;
-	f->source = dev_open(o->spec, error, error_size);
+	trk_tracker_config tc;
+	sty_config sc;
+	f->source = sty_source_open(o, &tc, &sc, error, error_size);
 	if (!f->source)
 		return false;
-	if (o->record && !dev_record(f->source, o->record, error, error_size)) {
-		dev_close(&f->source);
-		return false;
-	}
 	trk_tracker_init(&f->tracker, &tc);
-	sty_init(&f->stylus, &o->stylus);
+	sty_init(&f->stylus, &sc);
 	f->lock_to_source = sty_spec_is_fast(o->spec);
 	f->output.hover = f->output.grabbed = f->output.released = -1;
 	return true;

@@ -45,6 +45,11 @@ typedef struct sty_feed {
 typedef void (*sty_feed_fn)(void *context, const dev_sample *sample, const trk_pointer *pointer,
                             const sty_output *output);
 
+/* Opens the source, its recording and the calibration, and fills the tracker's and the
+ * stylus's configuration.  A source in the world frame (a recording of the demo's mouse)
+ * is taken as it is, with no calibration unless a file is given.  NULL with a message. */
+dev_source *sty_source_open(const sty_feed_options *options, trk_tracker_config *tracker, sty_config *stylus,
+                            char *error, int error_size);
 /* Opens the source (and the recording, and the calibration); false with a message. */
 bool sty_feed_open(sty_feed *feed, const sty_feed_options *options, char *error, int error_size);
 void sty_feed_close(sty_feed *feed);

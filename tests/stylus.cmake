@@ -34,6 +34,9 @@ tela_add_exit_test(stylus_run_bad_device CODE 3 MATCH "--device nosuch" LABELS "
                    ARGS run hanging --steps 1 --device nosuch)
 tela_add_exit_test(stylus_run_options_need_device CODE 2 MATCH "need --device" LABELS unit
                    ARGS run hanging --steps 1 --gain 0.5)
+# --record alone records the mouse, which a headless demo has none of.
+tela_add_exit_test(demo_record_mouse_headless CODE 2 MATCH "records the mouse" LABELS unit
+                   ARGS hanging --headless --record mouse.rec)
 
 # The headless demo in lock step with the same session: the stylus grabs through the
 # simulation thread (ST_GRAB, st_set_pointer, ST_RELEASE) and the summary says so.

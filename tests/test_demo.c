@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include "demo.h"
+#include "device_thread.h"
 
 #include <SDL2/SDL.h>
 
@@ -51,7 +52,9 @@ static void frames(demo *d, double seconds)
 #ifndef TELA_DEMO_DEVICE
 /* ---- the mouse (label render) ---- */
 
-static void grab_pulls_corner(int width, int height, bool with_panel)
+/* record: the mouse's recording goes there (NULL: none); held: the corner's last
+ * position while grabbed (may be NULL). */
+static void grab_pulls_corner(int width, int height, bool with_panel, const char *record, float *held)
 {
 	if (!getenv("DISPLAY"))
 		setenv("SDL_VIDEODRIVER", "offscreen", 1);
@@ -61,6 +64,7 @@ static void grab_pulls_corner(int width, int height, bool with_panel)
 	o.width = width, o.height = height;
 	o.vsync = false;
 	o.panel = with_panel;
+	o.record = record;
 	char error[512];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);
@@ -98,6 +102,8 @@ static void grab_pulls_corner(int width, int height, bool with_panel)
 	CHECK_MSG(fabs(p[1] - (start[1] + 40.0 * pixel)) < 0.004, "y %.4f, expected %.4f", (double)p[1],
 	          start[1] + 40.0 * pixel);
 	CHECK_NEAR(p[2], 0.0, 0.004);
+	if (held)
+		memcpy(held, p, 3 * sizeof *held);
 	float f = sqrtf(s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
 	                s->grab_force[2] * s->grab_force[2]);
 	CHECK_MSG(f > 0.0f, "the coupling holds the stretched corner (force %g N)", (double)f);
@@ -109,8 +115,83 @@ static void grab_pulls_corner(int width, int height, bool with_panel)
 	demo_destroy(&d);
 }
 
-static void test_mouse_grab_pulls_corner(void) { grab_pulls_corner(400, 300, false); }
-static void test_mouse_grab_with_panel(void) { grab_pulls_corner(1000, 600, true); }
+static void test_mouse_grab_pulls_corner(void) { grab_pulls_corner(400, 300, false, NULL, NULL); }
+static void test_mouse_grab_with_panel(void) { grab_pulls_corner(1000, 600, true, NULL, NULL); }
+
+/* The mouse is a pose source like a tracker: `--record` records its pointer ("world-samples",
+ * docs/devices.md), and replaying the recording as a device, through the tracker and the
+ * stylus with no calibration and a gain of 1, grabs the same corner and holds it where the
+ * mouse held it. */
+static void test_mouse_recording_replays(void)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%.200s/tela-mouse-%d.rec", test_tmpdir(), (int)getpid());
+	float mouse_held[3];
+	grab_pulls_corner(400, 300, false, path, mouse_held);
+	FILE *f = fopen(path, "rb");
+	REQUIRE_MSG(f, "no recording at %s", path);
+	char line[64] = {0};
+	CHECK(fgets(line, sizeof line, f) && strcmp(line, "tela-rec 1 world-samples\n") == 0);
+	fclose(f);
+
+	demo_options o = demo_options_default();
+	o.scene = TELA_TEST_DATA "/scenes/grab.ini";
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 400, o.height = 300;
+	o.vsync = false;
+	o.panel = false;
+	char spec[320];
+	snprintf(spec, sizeof spec, "replay:%s", path);
+	o.device = spec;
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	REQUIRE_MSG(d != NULL, "%s", error);
+	float held[3] = {0};
+	bool grabbed = false;
+	dt_status ds;
+	char status[512];
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		demo_frame(d);
+		const st_snapshot *s = demo_snapshot(d);
+		if (s->grabbed_vertex == 80) {
+			grabbed = true;
+			memcpy(held, s->positions[80], sizeof held);
+		}
+		demo_device_status(d, &ds, status, sizeof status);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		double elapsed = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
+		if ((ds.state == DEV_ENDED && s->grabbed_vertex < 0) || elapsed > 10.0)
+			break;
+	}
+	CHECK_MSG(ds.state == DEV_ENDED, "the replay did not end: %s", status);
+	CHECK_MSG(grabbed, "the replay never grabbed the corner (%d grabs): %s", ds.grabs, status);
+	CHECK(ds.grabs == 1 && ds.releases == 1);
+	for (int k = 0; k < 3; k++)
+		CHECK_MSG(fabsf(held[k] - mouse_held[k]) < 0.004f, "axis %d: the replay held the corner at %.4f, the mouse at %.4f",
+		          k, (double)held[k], (double)mouse_held[k]);
+	demo_destroy(&d);
+	remove(path);
+}
+
+/* --record without a device records the mouse; a file that cannot be written is the
+ * user's input error before any window opens. */
+static void test_mouse_record_bad_path(void)
+{
+	demo_options o = demo_options_default();
+	o.scene = TELA_TEST_DATA "/scenes/grab.ini";
+	o.offscreen = true;
+	o.record = "/nonexistent-dir/mouse.rec";
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	CHECK(d == NULL);
+	CHECK(code == 3);
+	CHECK_MSG(strstr(error, "mouse") && strstr(error, "/nonexistent-dir/mouse.rec"), "%s", error);
+	demo_destroy(&d);
+}
 
 static void push_key(SDL_Keycode k)
 {
@@ -436,6 +517,8 @@ static const test_case tests[] = {
     TEST(test_export_key),
     TEST(test_mouse_grab_pulls_corner),
     TEST(test_mouse_grab_with_panel),
+    TEST(test_mouse_recording_replays),
+    TEST(test_mouse_record_bad_path),
 };
 #endif
 

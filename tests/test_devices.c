@@ -8,7 +8,9 @@
 #include "devices/device.h"
 #include "devices/polhemus.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- hand-built records ------------------------------------------------------------- */
@@ -761,6 +763,199 @@ static void test_record_failure(void)
 	dev_close(&d);
 }
 
+/* ---- push sources ---------------------------------------------------------------------- */
+
+static dev_sample pushed(int sensor, float x, float y, float z, uint32_t buttons)
+{
+	dev_sample s = {.sensor = sensor, .position = {x, y, z}, .orientation = {0.0f, 0.0f, 0.6f, 0.8f}, .buttons = buttons};
+	return s;
+}
+
+/* One float step of the centimetre round trip (pol_encode's contract). */
+static bool near_float(float a, float b)
+{
+	return a == b || nextafterf(a, b) == b;
+}
+
+static void test_push_basic(void)
+{
+	char err[256];
+	dev_source *d = dev_open("push:hand", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	CHECK(dev_get_frame(d) == DEV_FRAME_DEVICE);
+	dev_sample out[8];
+	CHECK(dev_poll(d, out, 8, 0) == 0);
+	CHECK(dev_get_state(d) == DEV_WAITING);
+	CHECK(strstr(dev_describe(d), "hand") != NULL);
+
+	dev_sample in[3] = {pushed(1, 0.1f, 0.2f, -0.3f, 1), pushed(2, -0.5f, 0.25f, 0.125f, 0), pushed(1, 0.11f, 0.2f, -0.3f, 0)};
+	in[0].t_ns = 1000, in[1].t_ns = 2000, in[2].t_ns = 3000;
+	for (int i = 0; i < 3; i++)
+		CHECK(dev_push(d, &in[i]));
+	int n = dev_poll(d, out, 8, 0);
+	REQUIRE(n == 3);
+	CHECK(dev_get_state(d) == DEV_STREAMING);
+	for (int i = 0; i < 3; i++) {
+		CHECK(out[i].sensor == in[i].sensor && out[i].t_ns == in[i].t_ns && out[i].buttons == in[i].buttons);
+		for (int k = 0; k < 3; k++)
+			CHECK_MSG(near_float(out[i].position[k], in[i].position[k]), "sample %d axis %d: %.9g for %.9g", i, k,
+			          out[i].position[k], in[i].position[k]);
+		for (int k = 0; k < 4; k++)
+			CHECK(out[i].orientation[k] == in[i].orientation[k]);
+	}
+	/* each sensor counts its own frames, so two sensors show no gap */
+	CHECK(out[0].frame == 1 && out[1].frame == 1 && out[2].frame == 2);
+	CHECK(dev_get_health(d).dropped_frames == 0 && dev_get_health(d).samples == 3);
+
+	/* Bad samples are refused and leave nothing queued. */
+	dev_sample bad = pushed(0, 0, 0, 0, 0);
+	CHECK(!dev_push(d, &bad));
+	bad = pushed(17, 0, 0, 0, 0);
+	CHECK(!dev_push(d, &bad));
+	bad = pushed(1, NAN, 0, 0, 0);
+	CHECK(!dev_push(d, &bad));
+	bad = pushed(1, 0, 0, 0, 0);
+	bad.orientation[3] = INFINITY;
+	CHECK(!dev_push(d, &bad));
+	CHECK(dev_poll(d, out, 8, 0) == 0);
+	/* A time before the previous sample's is raised to it: recordings never go back. */
+	dev_sample early = pushed(1, 0, 0, 0, 0);
+	early.t_ns = 10;
+	CHECK(dev_push(d, &early));
+	CHECK(dev_poll(d, out, 8, 0) == 1 && out[0].t_ns == 3000);
+	dev_close(&d);
+
+	/* Only push sources take pushes; a push source needs a name. */
+	d = dev_open("synthetic:still", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	dev_sample ok = pushed(1, 0, 0, 0, 0);
+	CHECK(!dev_push(d, &ok));
+	dev_push_set_state(d, DEV_ENDED, "no");
+	CHECK(dev_get_state(d) != DEV_ENDED);
+	dev_close(&d);
+	CHECK(dev_open("push:", err, sizeof err) == NULL && strstr(err, "name") != NULL);
+	CHECK(!dev_push(NULL, &ok));
+}
+
+typedef struct pusher {
+	dev_source *d;
+	int count;
+} pusher;
+
+static void *push_thread(void *arg)
+{
+	pusher *p = arg;
+	for (int i = 0; i < p->count; i++) {
+		dev_sample s = pushed(1, 0.001f * (float)i, 0.0f, 0.0f, (uint32_t)(i & 1));
+		dev_push(p->d, &s);
+		if (i % 64 == 0) /* give the poller a chance to wait, not only to drain */
+			nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	dev_push_set_state(p->d, DEV_ENDED, "done");
+	return NULL;
+}
+
+/* Another thread pushes while this one polls: every sample arrives once, in order, and
+ * the end comes after the last one. */
+static void test_push_threaded(void)
+{
+	char err[256];
+	dev_source *d = dev_open_push("mouse", DEV_FRAME_WORLD, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	CHECK(dev_get_frame(d) == DEV_FRAME_WORLD);
+	pusher p = {.d = d, .count = 3000};
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, push_thread, &p) == 0);
+	static dev_sample got[4000];
+	int n = collect(d, got, 4000);
+	pthread_join(t, NULL);
+	CHECK(n == 3000);
+	CHECK(dev_get_state(d) == DEV_ENDED);
+	for (int i = 0; i < n; i++) {
+		CHECK_MSG(got[i].frame == (uint32_t)i + 1, "sample %d has frame %u", i, got[i].frame);
+		CHECK(near_float(got[i].position[0], 0.001f * (float)i) && got[i].buttons == (uint32_t)(i & 1));
+		if (i > 0)
+			CHECK(got[i].t_ns >= got[i - 1].t_ns);
+	}
+	CHECK(dev_get_health(d).dropped_frames == 0);
+	dev_sample late = pushed(1, 0, 0, 0, 0);
+	CHECK(!dev_push(d, &late));
+	dev_close(&d);
+}
+
+/* A poller that stalls loses the oldest samples, counted as a gap in the frames; a
+ * waiting poll wakes as soon as a sample comes; a stated reason reaches the display. */
+static void test_push_overflow_and_state(void)
+{
+	char err[256];
+	dev_source *d = dev_open_push("openxr", DEV_FRAME_DEVICE, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	for (int i = 0; i < 1024 + 10; i++) {
+		dev_sample s = pushed(1, 0.0f, 0.0f, 0.0f, 0);
+		CHECK(dev_push(d, &s));
+	}
+	static dev_sample got[2048];
+	int n = dev_poll(d, got, 2048, 0);
+	CHECK(n == 1024);
+	CHECK(got[0].frame == 11 && got[n - 1].frame == 1034);
+	CHECK(dev_get_health(d).dropped_frames == 10);
+
+	dev_push_set_state(d, DEV_DISCONNECTED, "left controller not tracked");
+	CHECK(dev_poll(d, got, 4, 0) == 0);
+	CHECK(dev_get_state(d) == DEV_DISCONNECTED);
+	CHECK(strstr(dev_describe(d), "left controller not tracked") != NULL);
+	pusher p = {.d = d, .count = 1};
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, push_thread, &p) == 0);
+	int64_t start = dev_now_ns();
+	n = dev_poll(d, got, 4, 5000);
+	double waited = (double)(dev_now_ns() - start) * 1e-9;
+	pthread_join(t, NULL);
+	CHECK(n == 1);
+	CHECK_MSG(waited < 2.0, "the poll waited %.2f s for a sample pushed at once", waited);
+	CHECK(dev_poll(d, got, 4, 0) == -1 && dev_get_state(d) == DEV_ENDED);
+	dev_close(&d);
+}
+
+/* A world-frame source records "world-samples"; the replay gives back exactly what the
+ * live poll gave, and says it is in the world frame. */
+static void test_push_record_replay(void)
+{
+	char path[512], spec[600], err[512];
+	tmp_path(path, sizeof path, "mouse.rec");
+	dev_source *d = dev_open_push("mouse", DEV_FRAME_WORLD, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	REQUIRE_MSG(dev_record(d, path, err, sizeof err), "%s", err);
+	static dev_sample live[200], again[200];
+	for (int i = 0; i < 150; i++) {
+		dev_sample s = pushed(1, 0.3f * sinf(0.05f * (float)i), 0.4f + 0.001f * (float)i, 0.01f * (float)i,
+		                      i >= 50 && i < 100);
+		s.t_ns = 1000000000LL + (int64_t)i * 4000000;
+		CHECK(dev_push(d, &s));
+	}
+	dev_push_set_state(d, DEV_ENDED, NULL);
+	int n = collect(d, live, 200);
+	CHECK(n == 150);
+	dev_close(&d);
+
+	FILE *f = fopen(path, "rb");
+	REQUIRE(f);
+	char line[64] = {0};
+	CHECK(fgets(line, sizeof line, f) && strcmp(line, "tela-rec 1 world-samples\n") == 0);
+	fclose(f);
+	snprintf(spec, sizeof spec, "replay:%s@0", path);
+	d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	CHECK(dev_get_frame(d) == DEV_FRAME_WORLD);
+	int m = collect(d, again, 200);
+	CHECK(m == n);
+	for (int i = 0; i < m && i < n; i++)
+		CHECK_MSG(same_pose(&live[i], &again[i]) && again[i].t_ns - again[0].t_ns == live[i].t_ns - live[0].t_ns,
+		          "sample %d differs", i);
+	dev_close(&d);
+	remove(path);
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR");
@@ -787,6 +982,10 @@ int main(int argc, char **argv)
 		TEST(test_record_replay),
 		TEST(test_bad_recordings),
 		TEST(test_record_failure),
+		TEST(test_push_basic),
+		TEST(test_push_threaded),
+		TEST(test_push_overflow_and_state),
+		TEST(test_push_record_replay),
 	};
 	int rc = test_run(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 	const char *names[] = {"grab.rec", "again.rec", "bad.rec"};

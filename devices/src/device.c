@@ -83,7 +83,7 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 {
 	dev_set_error(error, error_size, "%s", "");
 	if (!spec || !spec[0]) {
-		dev_set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED])");
+		dev_set_error(error, error_size, "no device given (polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED], push:NAME)");
 		return NULL;
 	}
 	dev_source *s = NULL;
@@ -95,9 +95,11 @@ dev_source *dev_open(const char *spec, char *error, int error_size)
 		s = dev_synthetic_open(spec + strlen("synthetic:"), error, error_size);
 	else if (has_prefix(spec, "replay:"))
 		s = dev_replay_open(spec + strlen("replay:"), error, error_size);
+	else if (has_prefix(spec, "push:"))
+		s = dev_push_open_spec(spec + strlen("push:"), error, error_size);
 	else {
 		dev_set_error(error, error_size,
-		          "unknown device '%s' (expected polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT] or replay:FILE[@SPEED])",
+		          "unknown device '%s' (expected polhemus[:BUS-ADDR], synthetic:still|circle|grab|orbit[+SCRIPT], replay:FILE[@SPEED] or push:NAME)",
 		          spec);
 		return NULL;
 	}
@@ -164,9 +166,19 @@ dev_health dev_get_health(const dev_source *source)
 	return source ? source->health : none;
 }
 
+dev_frame dev_get_frame(const dev_source *source)
+{
+	return source ? source->frame : DEV_FRAME_DEVICE;
+}
+
 static const char *rec_kind_name(dev_rec_kind kind)
 {
-	return kind == DEV_REC_SYNTHETIC ? "synthetic-samples" : "polhemus-binary";
+	switch (kind) {
+	case DEV_REC_SYNTHETIC: return "synthetic-samples";
+	case DEV_REC_WORLD: return "world-samples";
+	case DEV_REC_POLHEMUS: break;
+	}
+	return "polhemus-binary";
 }
 
 bool dev_record(dev_source *source, const char *path, char *error, int error_size)

@@ -34,12 +34,14 @@ typedef struct dev_ops {
 typedef enum dev_rec_kind {
 	DEV_REC_POLHEMUS,  /* "polhemus-binary": the raw USB IN traffic */
 	DEV_REC_SYNTHETIC, /* "synthetic-samples": pol_encode'd samples */
+	DEV_REC_WORLD,     /* "world-samples": pol_encode'd samples in the world frame */
 } dev_rec_kind;
 
 struct dev_source {
 	const dev_ops *ops;
 	dev_state state;
 	dev_health health;
+	dev_frame frame;
 	char describe[160];
 	/* What dev_describe returns: `describe` plus any recording failure (device.c). */
 	char line[352];
@@ -97,6 +99,8 @@ void dev_sleep_until_ns(int64_t deadline_ns);
 dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size);
 /* "synthetic:ARGS", args after the colon: devices/src/synthetic.c. */
 dev_source *dev_synthetic_open(const char *args, char *error, int error_size);
+/* "push:NAME", args after the colon: devices/src/push.c. */
+dev_source *dev_push_open_spec(const char *args, char *error, int error_size);
 /* "replay:FILE[@SPEED]", args after the colon: devices/src/replay.c. */
 dev_source *dev_replay_open(const char *args, char *error, int error_size);
 

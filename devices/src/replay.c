@@ -266,8 +266,11 @@ dev_source *dev_replay_open(const char *args, char *error, int error_size)
 		s->base.rec_kind = DEV_REC_POLHEMUS;
 	else if (strcmp(line + 11, "synthetic-samples") == 0)
 		s->base.rec_kind = DEV_REC_SYNTHETIC;
-	else
-		return fail(s, error, error_size, "replay: %s: unknown recording kind \"%s\" at byte offset 11 (expected polhemus-binary or synthetic-samples)",
+	else if (strcmp(line + 11, "world-samples") == 0) {
+		s->base.rec_kind = DEV_REC_WORLD;
+		s->base.frame = DEV_FRAME_WORLD;
+	} else
+		return fail(s, error, error_size, "replay: %s: unknown recording kind \"%s\" at byte offset 11 (expected polhemus-binary, synthetic-samples or world-samples)",
 		            s->path, line + 11);
 
 	/* The chunks, all checked now. */

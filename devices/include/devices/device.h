@@ -37,6 +37,15 @@ typedef struct dev_health {
 	uint64_t reconnects;
 } dev_health;
 
+/* The frame a source's samples are in.  A tracker reports in its own frame, which the
+ * calibration maps to the world (tracking.h); a source the application feeds with poses
+ * it has already placed in the world (the demo's mouse pointer) says so, and the tracker
+ * then takes them as they are. */
+typedef enum dev_frame {
+	DEV_FRAME_DEVICE, /* the device's own frame: calibrate */
+	DEV_FRAME_WORLD,  /* tela's world frame already (metres, y up) */
+} dev_frame;
+
 typedef struct dev_source dev_source;
 
 /* Opens a source from a specification:
@@ -44,6 +53,8 @@ typedef struct dev_source dev_source;
  *   polhemus:BUS-ADDR        that one (e.g. polhemus:1-2)
  *   synthetic:still|circle|grab   a scripted device (grab: approach, press, lift, release)
  *   replay:FILE[@SPEED]      a recording (SPEED 1 = real time, 0 = as fast as possible)
+ *   push:NAME                samples the application pushes in (dev_push), e.g. an
+ *                            OpenXR controller's; in the device frame
  * NULL with a message on failure (unknown kind, unreadable file). */
 dev_source *dev_open(const char *spec, char *error, int error_size);
 void dev_close(dev_source **source);
@@ -57,9 +68,34 @@ dev_state dev_get_state(const dev_source *source);
 /* A line for the display: what the source is and, when not streaming, why. */
 const char *dev_describe(const dev_source *source);
 dev_health dev_get_health(const dev_source *source);
+/* The frame of the samples (a replay reports its recording's). */
+dev_frame dev_get_frame(const dev_source *source);
+
+/* ---- Sources the application feeds (the mouse, an OpenXR controller) -------------------- */
+
+/* Opens a source whose samples the application pushes in from any thread: they come out
+ * of dev_poll in the order pushed, like any source's, through the Polhemus record encoding
+ * (pol_encode, then pol_parse), so that a recording of them (--record) replays bit-exact
+ * through the same parser.  `name` is for messages ("mouse", "openxr").  The source waits
+ * (DEV_WAITING) until the first push, then streams. */
+dev_source *dev_open_push(const char *name, dev_frame frame, char *error, int error_size);
+/* Queues one sample (thread-safe).  t_ns 0 takes the host clock now (an earlier time
+ * than the previous sample's is raised to it); frame 0 takes the sensor's own counter.
+ * Sensors are 1..16 (the record's station byte); the stylus switch is bit 0 of buttons,
+ * the only button a record carries.  A push makes the source stream again after a
+ * dev_push_set_state.  When the queue is full (no dev_poll for a second at 1 kHz) the
+ * oldest sample is dropped and counted in health.dropped_frames.  False, and nothing queued, for a source that is not a push source or
+ * has been ended, a sensor out of range or a position or orientation that is not finite. */
+bool dev_push(dev_source *source, const dev_sample *sample);
+/* Sets what the source reports from the next dev_poll on, with a reason for the display
+ * ("controller not tracked"): DEV_STREAMING, DEV_WAITING, DEV_DISCONNECTED, or DEV_ENDED
+ * (the application will push no more: dev_poll returns -1 once the queue is empty).
+ * Thread-safe; ignored for a source that is not a push source. */
+void dev_push_set_state(dev_source *source, dev_state state, const char *why);
 
 /* Records the raw traffic with host timestamps into `path` (docs/devices.md, format
- * "tela-rec 1"), from now until dev_close; false with a message when it cannot. */
+ * "tela-rec 1"), from now until dev_close; false with a message when it cannot.  A push
+ * source in the world frame records "world-samples", which replay in the world frame. */
 bool dev_record(dev_source *source, const char *path, char *error, int error_size);
 
 #endif
