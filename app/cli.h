@@ -13,6 +13,7 @@ enum {
 	EXIT_TELA_IO = 3,       /* a file could not be read or written */
 	EXIT_TELA_INPUT = 3,    /* an input file (scene, mesh, constraints) is missing or malformed */
 	EXIT_TELA_DISPLAY = 4,  /* no OpenGL 4.3 context, not even offscreen */
+	EXIT_TELA_XR = 5,       /* --xr: no OpenXR runtime or headset, or the runtime failed or lost the session */
 };
 
 int64_t cli_now_ns(void);

@@ -6,6 +6,7 @@
 #include "demo.h"
 #include "device_thread.h"
 #include "stylus_feed.h"
+#include "xr.h"
 
 #include <GL/glew.h>
 
@@ -26,18 +27,30 @@ typedef struct demo_args {
 	const char *device, *calibration, *record; /* the tracked stylus (NULL: the mouse) */
 	double gain;                               /* 0: the stylus's default */
 	long camera_station;                       /* -1: not given (2); 0: none */
+	bool xr;                                   /* --xr: in a headset (app/xr.c) */
+	int hand;                                  /* --hand: -1 not given, 0 left, 1 right */
 } demo_args;
 
 static int parse_args(int argc, char **argv, demo_args *a)
 {
 	*a = (demo_args){
-	    .scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800, .panel = -1, .camera_station = -1};
+	    .scene = "hanging", .seconds = -1.0, .width = 1280, .height = 800, .panel = -1, .camera_station = -1,
+	    .hand = -1};
 	bool have_scene = false;
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(s, "--headless") == 0) {
 			a->headless = true;
+		} else if (strcmp(s, "--xr") == 0) {
+			a->xr = true;
+		} else if (strcmp(s, "--hand") == 0) {
+			if (!val)
+				return cli_usage_error("demo", "option %s needs a value", s);
+			i++;
+			if (strcmp(val, "left") != 0 && strcmp(val, "right") != 0)
+				return cli_usage_error("demo", "--hand: '%s' is neither left nor right", val);
+			a->hand = val[0] == 'r';
 		} else if (strcmp(s, "--paused") == 0) {
 			a->paused = true;
 		} else if (strcmp(s, "--panel") == 0 || strcmp(s, "--no-panel") == 0) {
@@ -89,6 +102,11 @@ static int parse_args(int argc, char **argv, demo_args *a)
 	/* --record alone records the mouse's pointer (a window's) */
 	if (!a->device && (a->calibration || a->gain > 0.0 || a->camera_station >= 0))
 		return cli_usage_error("demo", "--calibration, --gain and --camera-station need --device");
+	if (a->hand >= 0 && (!a->xr || a->device))
+		return cli_usage_error("demo", "--hand needs --xr (and no --device: the stylus grabs then)");
+	if (a->xr && (a->headless || a->out || a->camera_station >= 0))
+		return cli_usage_error("demo", "--xr shows the scene in a headset: not with --headless, --out or "
+		                               "--camera-station");
 	return EXIT_TELA_OK;
 }
 
@@ -354,6 +372,12 @@ int cmd_demo(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc != EXIT_TELA_OK)
 		return rc;
+	if (a.xr) {
+		xr_options x = {.scene = a.scene, .seconds = a.seconds, .panel = a.panel != 0, .width = (int)a.width,
+		                .height = (int)a.height, .device = a.device, .calibration = a.calibration,
+		                .record = a.record, .gain = a.gain, .hand = a.hand == 0 ? 0 : 1};
+		return xr_run(&x);
+	}
 	if (a.headless || !have_display())
 		return run_headless(&a, a.headless);
 	bool fall_back = false;

@@ -98,6 +98,9 @@ struct demo {
 	/* mouse drags that are not grabs */
 	bool orbiting, panning;
 	uint64_t last_frame_ns;
+	/* the headset's mirror (issue 8): a framebuffer shown instead of the camera's view */
+	unsigned mirror;
+	int mirror_width, mirror_height;
 	/* capture */
 	bool recording, screenshot_requested, exporting;
 	int record_index, screenshot_index;
@@ -248,7 +251,8 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 	}
 	if (options->device) {
 		sty_feed_options fo = {.spec = options->device, .calibration = options->calibration,
-		                       .record = options->record, .stylus = sty_config_default()};
+		                       .record = options->record, .stylus = sty_config_default(),
+		                       .source = options->device_source, .calibration_value = options->device_calibration};
 		if (options->gain > 0.0)
 			fo.stylus.gain = (float)options->gain;
 		char why[512];
@@ -1148,17 +1152,16 @@ static void update_title(demo *d)
 	SDL_SetWindowTitle(d->window, d->title);
 }
 
-static void draw(demo *d)
+/* Everything of a frame but the view. */
+static void fill_frame(demo *d, rd_frame *out)
 {
-	int w, h;
-	demo_window_size(d, &w, &h);
 	rd_frame f = {.snapshot = d->snapshot, .style = d->style, .floor_grid = d->floor_grid};
 	f.background[0] = 0.16f, f.background[1] = 0.17f, f.background[2] = 0.19f;
 	cam_eye(&d->camera, f.view.eye);
 	memcpy(f.view.target, d->camera.target, sizeof f.view.target);
 	f.view.up[1] = 1.0f;
 	f.view.fov_degrees = d->camera.fov_degrees;
-	f.view.width = w, f.view.height = h;
+	demo_window_size(d, &f.view.width, &f.view.height);
 	if (d->device) {
 		/* where the stylus's pointer stopped at a surface, the cone along the stylus */
 		const dt_status *ds = &d->device_status;
@@ -1179,8 +1182,53 @@ static void draw(demo *d)
 		f.pointer.hover_vertex = d->hover;
 	}
 	f.pointer.grabbed_vertex = d->snapshot->grabbed_vertex;
+	*out = f;
+}
+
+/* The headset's eye, scaled into the whole window. */
+static void draw_mirror(demo *d)
+{
+	int w, h;
+	demo_window_size(d, &w, &h);
+	glBindFramebuffer(GL_READ_FRAMEBUFFER, d->mirror);
+	glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
+	glDisable(GL_SCISSOR_TEST);
+	glClearColor(0.0f, 0.0f, 0.0f, 1.0f);
+	glClear(GL_COLOR_BUFFER_BIT);
+	/* letterboxed: the eye's aspect kept */
+	float s = fminf((float)w / (float)d->mirror_width, (float)h / (float)d->mirror_height);
+	int mw = (int)((float)d->mirror_width * s), mh = (int)((float)d->mirror_height * s);
+	int x = (w - mw) / 2, y = (h - mh) / 2;
+	glBlitFramebuffer(0, 0, d->mirror_width, d->mirror_height, x, y, x + mw, y + mh, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+	glBindFramebuffer(GL_FRAMEBUFFER, 0);
 	glViewport(0, 0, w, h);
+}
+
+static void draw(demo *d)
+{
+	if (d->mirror) {
+		draw_mirror(d);
+		return;
+	}
+	rd_frame f;
+	fill_frame(d, &f);
+	glViewport(0, 0, f.view.width, f.view.height);
 	rd_draw(d->renderer, &f);
+}
+
+rd_renderer *demo_renderer(demo *d) { return d->renderer; }
+
+void demo_eye_frame(demo *d, rd_frame *frame)
+{
+	latest(d);
+	fill_frame(d, frame);
+}
+
+void demo_set_mirror(demo *d, unsigned framebuffer, int width, int height)
+{
+	bool valid = framebuffer != 0 && width > 0 && height > 0;
+	d->mirror = valid ? framebuffer : 0;
+	d->mirror_width = valid ? width : 0, d->mirror_height = valid ? height : 0;
 }
 
 /* Builds the panel for this frame and applies what the user changed in it; false when

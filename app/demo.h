@@ -30,6 +30,12 @@ typedef struct demo_options {
 	 * that sensor's calibrated pose relative to where it was first seen, on top of what
 	 * the mouse does.  The stylus follows the first other station that reports. */
 	int camera_station;
+	/* Issue 8 (OpenXR): the device thread uses this open source (the session's controllers)
+	 * instead of opening `device`, which then only names it; the caller closes it after
+	 * demo_destroy.  And a calibration used instead of `calibration`'s file (the tracker
+	 * or the controllers mapped into the world through the headset's stage). */
+	struct dev_source *device_source;
+	const struct trk_calibration *device_calibration;
 } demo_options;
 
 demo_options demo_options_default(void);
@@ -84,5 +90,17 @@ typedef struct dt_status dt_status;
 bool demo_device_status(const demo *d, dt_status *status, char *line, int line_size);
 /* The window title as last set (it is refreshed every 15 frames). */
 const char *demo_title(const demo *d);
+
+/* ---- Head-mounted viewing (issue 8, app/xr.c) ------------------------------------------------ */
+
+/* The renderer, and a frame of the newest state as the window would draw it (style,
+ * floor grid, background and the pointer), for the caller to set its own view and
+ * matrices and draw into its own framebuffer. */
+rd_renderer *demo_renderer(demo *d);
+void demo_eye_frame(demo *d, rd_frame *frame);
+/* From now on the window shows this framebuffer's colour (width x height, scaled to the
+ * window) under the panel, instead of its own camera's view: the headset's mirror.
+ * 0 goes back to the camera. */
+void demo_set_mirror(demo *d, unsigned framebuffer, int width, int height);
 
 #endif

@@ -19,6 +19,7 @@ struct dt_thread {
 	atomic_bool quit;
 	/* the device thread's alone once it runs */
 	dev_source *source;
+	bool owns_source; /* false: the caller's (sty_feed_options.source) */
 	bool fast;          /* the source runs ahead of the host clock: paced here */
 	bool have_offset;
 	int64_t offset_ns;  /* host clock - the samples' clock */
@@ -192,6 +193,13 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static void close_source(dt_thread *t)
+{
+	if (t->owns_source)
+		dev_close(&t->source);
+	t->source = NULL;
+}
+
 dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, int error_size)
 {
 	dt_thread *t = calloc(1, sizeof *t);
@@ -206,6 +214,7 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 		free(t);
 		return NULL;
 	}
+	t->owns_source = t->source != o->source;
 	/* any station until the first one reports (route) */
 	tc.sensor = -1;
 	trk_tracker_init(&t->tracker, &tc);
@@ -223,14 +232,14 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 	publish(t);
 	atomic_init(&t->quit, false);
 	if (pthread_mutex_init(&t->lock, NULL) != 0) {
-		dev_close(&t->source);
+		close_source(t);
 		free(t);
 		snprintf(error, (size_t)error_size, "cannot create a mutex");
 		return NULL;
 	}
 	if (pthread_create(&t->thread, NULL, run, t) != 0) {
 		pthread_mutex_destroy(&t->lock);
-		dev_close(&t->source);
+		close_source(t);
 		free(t);
 		snprintf(error, (size_t)error_size, "cannot start the device thread");
 		return NULL;
@@ -255,7 +264,7 @@ void dt_stop(dt_thread **tp)
 		return;
 	atomic_store(&t->quit, true);
 	pthread_join(t->thread, NULL);
-	dev_close(&t->source);
+	close_source(t);
 	free_scene(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t);

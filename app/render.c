@@ -1071,7 +1071,12 @@ void rd_draw(rd_renderer *renderer, const rd_frame *frame)
 		return;
 	rd_renderer *r = renderer;
 	draw_ctx d;
-	rd_view_matrices(&frame->view, d.view, d.projection);
+	if (frame->use_matrices) {
+		memcpy(d.view, frame->view_matrix, sizeof d.view);
+		memcpy(d.projection, frame->projection_matrix, sizeof d.projection);
+	} else {
+		rd_view_matrices(&frame->view, d.view, d.projection);
+	}
 
 	/* Whatever drew last (a panel) may have left its state: set every bit we rely on. */
 	glViewport(0, 0, frame->view.width, frame->view.height);

@@ -35,6 +35,11 @@ typedef struct rd_frame {
 	bool floor_grid;
 	rd_pointer pointer;
 	float background[3];
+	/* A head-mounted eye (issue 8): these matrices (cglm's column-major order) are used
+	 * instead of those `view` gives, for the headset's pose and its asymmetric field of
+	 * view; `view` still gives the viewport size and the point the floor grid follows. */
+	bool use_matrices;
+	float view_matrix[16], projection_matrix[16];
 } rd_frame;
 
 typedef struct rd_renderer rd_renderer;

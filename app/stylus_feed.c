@@ -45,14 +45,17 @@ dev_source *sty_source_open(const sty_feed_options *o, trk_tracker_config *tc, s
 	*sc = o->stylus;
 	if (o->calibration && !trk_calibration_load(o->calibration, &tc->calibration, error, error_size))
 		return NULL;
-	dev_source *source = dev_open(o->spec, error, error_size);
+	if (o->calibration_value)
+		tc->calibration = *o->calibration_value;
+	dev_source *source = o->source ? o->source : dev_open(o->spec, error, error_size);
 	if (!source)
 		return NULL;
 	if (o->record && !dev_record(source, o->record, error, error_size)) {
-		dev_close(&source);
+		if (source != o->source)
+			dev_close(&source);
 		return NULL;
 	}
-	if (dev_get_frame(source) == DEV_FRAME_WORLD && !o->calibration)
+	if (dev_get_frame(source) == DEV_FRAME_WORLD && !o->calibration && !o->calibration_value)
 		tc->calibration = (trk_calibration){.rotation = {0.0f, 0.0f, 0.0f, 1.0f}, .scale = 1.0f};
 	return source;
 }

@@ -21,6 +21,13 @@ typedef struct sty_feed_options {
 	const char *calibration; /* a calibration file, or NULL for the default */
 	const char *record;      /* record the raw traffic here, or NULL */
 	sty_config stylus;
+	/* Issue 8 (OpenXR): a source already open (the session's push source for its
+	 * controllers), used instead of opening `spec` and left open for the caller to close
+	 * after the device thread (dt_start; not sty_feed) that uses it has stopped; and
+	 * a calibration used as it is instead of the file's (the stage-to-world mapping,
+	 * composed with the file's by the caller). */
+	dev_source *source;
+	const trk_calibration *calibration_value;
 } sty_feed_options;
 
 typedef struct sty_feed {

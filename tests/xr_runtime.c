@@ -36,6 +36,7 @@
 #include <X11/Xlib.h>
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
+#include <openxr/openxr_reflection.h>
 
 #include <math.h>
 #include <pthread.h>
