@@ -826,7 +826,7 @@ static XrResult XRAPI_CALL wait_frame(XrSession session, const XrFrameWaitInfo *
 	state->predictedDisplayTime = predicted;
 	state->predictedDisplayPeriod = period;
 	state->shouldRender = s->state == XR_SESSION_STATE_VISIBLE || s->state == XR_SESSION_STATE_FOCUSED;
-	logf_("wait %lld predicted %lld period %lld render %d", (long long)s->frames_waited, (long long)predicted,
+	logf_("frame_wait %lld predicted %lld period %lld render %d", (long long)s->frames_waited, (long long)predicted,
 	      (long long)period, (int)state->shouldRender);
 	/* scripted changes happen between frames */
 	if (s->loss_at >= 0 && predicted >= s->loss_at && !s->lost) {
@@ -939,7 +939,7 @@ static XrResult XRAPI_CALL end_frame(XrSession session, const XrFrameEndInfo *in
 	if (r == XR_SUCCESS) {
 		s->frame_begun = false;
 		s->frames_ended++;
-		logf_("end %lld display %lld layers %u", (long long)s->frames_ended, (long long)info->displayTime,
+		logf_("frame_end %lld display %lld layers %u", (long long)s->frames_ended, (long long)info->displayTime,
 		      info->layerCount);
 		const char *path = getenv("TELA_XR_TEST_EYE");
 		if (capture_chain && path && !s->captured && script.capture_at >= 0.0 &&
