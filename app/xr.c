@@ -910,7 +910,7 @@ static double seconds_since(const struct timespec *t0)
 
 /* ---- the run ---------------------------------------------------------------------------------- */
 
-static int start_demo(xr_app *x, const st_layout **layout)
+static int start_demo(xr_app *x)
 {
 	const xr_options *o = x->options;
 	/* XR_KHR_opengl_enable on Linux is Xlib/GLX: the window must be an X11 one */
@@ -975,7 +975,6 @@ static int start_demo(xr_app *x, const st_layout **layout)
 		fprintf(stderr, "tela --xr: %s\n", error);
 		return code == 3 ? EXIT_TELA_INPUT : EXIT_TELA_DISPLAY;
 	}
-	*layout = st_get_layout(demo_sim(x->demo));
 	return EXIT_TELA_OK;
 }
 
@@ -1008,9 +1007,7 @@ int xr_run(const xr_options *o)
 		destroy(&x);
 		return EXIT_TELA_XR;
 	}
-	const st_layout *layout = NULL;
-	int code = start_demo(&x, &layout);
-	(void)layout;
+	int code = start_demo(&x);
 	if (code != EXIT_TELA_OK) {
 		destroy(&x);
 		dev_close(&x.controller);

@@ -72,7 +72,7 @@ END {
   if (ends != waits || ends < 30 || shown < 25) bad = 1
   exit bad
 }' log.txt || { echo "FAIL: frame submission"; exit 1; }
-for line in "begin session" "end session" "destroy session" "destroy instance"
+for line in "begin session" "destroy session" "destroy instance"
 do
   grep -q "^$line\$" log.txt || { echo "FAIL: the runtime saw no '$line'"; exit 1; }
 done
@@ -86,6 +86,7 @@ set(check [=[
 [ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
 grep -q '^xr: session states: IDLE READY SYNCHRONIZED VISIBLE FOCUSED VISIBLE SYNCHRONIZED STOPPING IDLE EXITING$' out.txt ||
   { echo 'FAIL: the session states'; exit 1; }
+grep -q '^end session$' log.txt || { echo 'FAIL: tela did not end the session'; exit 1; }
 grep -q ' 1 grabs, 1 releases$' out.txt || { echo 'FAIL: not one grab and one release'; exit 1; }
 rise=$(sed -n 's/^xr: grab: vertex 80 rose \([^ ]*\) m$/\1/p' out.txt)
 awk -v r="$rise" 'BEGIN { exit !(r >= 0.09 && r <= 0.11) }' || { echo "FAIL: corner 80 rose '$rise' m, expected 0.1"; exit 1; }
@@ -110,3 +111,84 @@ grep -q '^capture ' log.txt || { echo 'FAIL: no eye image'; exit 1; }
 tela_add_sh_test(xr_session_grab "xr;render" "${TELA_XR_RUN}${check}"
   "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
   grab.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini)
+
+# The runtime loses the session (LOSS_PENDING): tela stops, tears everything down, says
+# so and exits 5.
+set(check [=[
+[ "$rc" -eq 5 ] || { echo "FAIL: exit $rc, expected 5"; exit 1; }
+grep -q 'the runtime lost the session' out.txt || { echo 'FAIL: no message'; exit 1; }
+grep -q '^xr: session states: IDLE READY SYNCHRONIZED VISIBLE FOCUSED LOSS_PENDING$' out.txt || { echo 'FAIL: states'; exit 1; }
+]=])
+tela_add_sh_test(xr_session_lost "xr;render" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  loss.script hanging)
+
+# --seconds: tela asks the runtime to end the session (xrRequestExitSession) and follows
+# it down through STOPPING to EXITING.
+set(check [=[
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q '^request exit$' log.txt || { echo 'FAIL: tela did not ask to exit'; exit 1; }
+grep -q '^end session$' log.txt || { echo 'FAIL: tela did not end the session'; exit 1; }
+grep -q '^xr: session states: IDLE READY SYNCHRONIZED VISIBLE FOCUSED VISIBLE SYNCHRONIZED STOPPING IDLE EXITING$' out.txt ||
+  { echo 'FAIL: the session states'; exit 1; }
+grep -q '^haptic' log.txt && { echo 'FAIL: vibration without a grab'; exit 1; }
+exit 0
+]=])
+tela_add_sh_test(xr_session_request_exit "xr;render" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  look.script hanging --seconds 1.5)
+
+# A tracked stylus with the headset: its calibration maps the tracker into the stage
+# (tests/data/xr/stylus-stage.cal), tela maps the stage into the world, and the synthetic
+# grab script lifts the free corner 10 cm as it does on the desktop.
+set(check [=[
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q ' 1 grabs, 1 releases$' out.txt || { echo 'FAIL: not one grab and one release'; exit 1; }
+rise=$(sed -n 's/^xr: grab: vertex 80 rose \([^ ]*\) m$/\1/p' out.txt)
+awk -v r="$rise" 'BEGIN { exit !(r >= 0.09 && r <= 0.11) }' || { echo "FAIL: corner 80 rose '$rise' m, expected 0.1"; exit 1; }
+grep -q '^haptic' log.txt && { echo 'FAIL: a controller vibrated for the stylus'; exit 1; }
+exit 0
+]=])
+tela_add_sh_test(xr_stylus_in_stage "xr;render;device" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  stylus.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini --device synthetic:grab
+  --calibration ${CMAKE_CURRENT_SOURCE_DIR}/data/xr/stylus-stage.cal)
+
+# Without a runtime: what is missing, and exit 5; the loader is not even asked.  (The
+# user's and the system's configuration folders are replaced by an empty one, so only
+# /etc/openxr/1/active_runtime.json, the loader's fixed last place, could still be found:
+# on a machine with a runtime installed there, tela must then get past this point.)
+tela_add_sh_test(xr_no_runtime "xr;unit" [=[
+mkdir -p "$2/empty" || exit 1
+env -u XR_RUNTIME_JSON XDG_CONFIG_HOME="$2/empty" XDG_CONFIG_DIRS="$2/empty" "$1" --xr hanging >"$2/out.txt" 2>&1
+rc=$?
+cat "$2/out.txt"
+if [ -e /etc/openxr/1/active_runtime.json ]
+then
+  grep -q "no OpenXR runtime is installed" "$2/out.txt" && { echo "FAIL: a runtime is installed"; exit 1; }
+  exit 0
+fi
+[ "$rc" -eq 5 ] || { echo "FAIL: exit $rc, expected 5"; exit 1; }
+grep -q "tela --xr: no OpenXR runtime is installed: Debian's OpenXR loader found no active runtime (looked for $2/empty/openxr/1/active_runtime.json, $2/empty/openxr/1/active_runtime.json, /etc/openxr/1/active_runtime.json)" "$2/out.txt" ||
+  { echo "FAIL: the message"; exit 1; }
+]=])
+tela_add_exit_test(xr_runtime_json_nowhere LABELS "xr;unit" CODE 5
+  MATCH "tela --xr: XR_RUNTIME_JSON points to '/nonexistent/runtime.json', which does not exist"
+  ARGS --xr hanging)
+set_tests_properties(xr_runtime_json_nowhere PROPERTIES ENVIRONMENT "XR_RUNTIME_JSON=/nonexistent/runtime.json")
+
+# A runtime but no X display: exit 4, as the desktop demo without OpenGL.
+tela_add_sh_test(xr_no_display "xr;render" [=[
+env -u DISPLAY -u WAYLAND_DISPLAY XR_RUNTIME_JSON="$3" "$1" --xr hanging >"$2.txt" 2>&1
+rc=$?
+cat "$2.txt"
+[ "$rc" -eq 4 ] || { echo "FAIL: exit $rc, expected 4"; exit 1; }
+grep -q "tela --xr: cannot open a display" "$2.txt" || { echo "FAIL: the message"; exit 1; }
+]=] "${TELA_XR_RUNTIME_JSON}")
+
+# Command-line errors.
+tela_add_exit_test(xr_hand_needs_xr LABELS "xr;unit" CODE 2 MATCH "--hand needs --xr" ARGS hanging --hand left)
+tela_add_exit_test(xr_bad_hand LABELS "xr;unit" CODE 2 MATCH "--hand: 'middle' is neither left nor right"
+  ARGS --xr hanging --hand middle)
+tela_add_exit_test(xr_not_headless LABELS "xr;unit" CODE 2 MATCH "--xr shows the scene in a headset"
+  ARGS --xr hanging --headless)
