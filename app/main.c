@@ -29,6 +29,13 @@ void cli_print_help(void)
 	    "                            synthetic:grab[+orbit][@HZ][,fast][,seconds=S],\n"
 	    "                            replay:FILE[@SPEED] (docs/devices.md).  In a window,\n"
 	    "                            station N (default 2; 0: none) moves the camera.\n"
+	    "  tela --xr [SCENE] [--hand left|right] [--seconds T] [--size WxH] [--no-panel]\n"
+	    "       [--device SPEC [--calibration STAGE.cal] [--gain G]] [--record FILE]\n"
+	    "                            the scene in an OpenXR headset (docs/vr.md); a controller's\n"
+	    "                            trigger grabs (default the right hand) and it vibrates with\n"
+	    "                            the pull; the window mirrors the left eye.  --device: a\n"
+	    "                            tracked stylus grabs instead, its calibration mapping the\n"
+	    "                            tracker into the headset's stage.\n"
 	    "                            --record FILE: records the device's traffic or, without\n"
 	    "                            --device, the mouse's pointer, for --device replay:FILE.\n"
 	    "  tela run SCENE [options]  run a scene headless and exit\n"
@@ -95,6 +102,8 @@ void cli_print_help(void)
 	    "     malformed (the message names the file and line, or the byte offset), an output\n"
 	    "     file could not be written, or out of memory\n"
 	    "  4  no OpenGL 4.3 context could be made, not even offscreen (the demo only)\n"
+	    "  5  --xr: no OpenXR runtime is installed (or XR_RUNTIME_JSON points nowhere), the\n"
+	    "     runtime could not start or sees no headset, or the session was lost\n"
 	    "SCENE is a built-in name (tela scenes), a scene file (docs/scene-format.md) or a seed\n"
 	    "simulator folder (one holding world_parameters/ and bodies/).\n");
 }
