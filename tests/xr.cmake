@@ -56,6 +56,7 @@ then
 fi
 grep -q "^Core Validation output type: text" out.txt || { echo "FAIL: the validation layer did not run"; exit 1; }
 grep -q "^error" log.txt && { echo "FAIL: the test runtime reports errors"; grep "^error" log.txt; exit 1; }
+grep -q "OpenGL errors were reported" out.txt && { echo "FAIL: GL errors"; exit 1; }
 # every frame waited for was ended, at exactly the display time the runtime predicted for
 # it, in order, and the session was torn down
 awk '
@@ -69,7 +70,7 @@ $1 == "frame_end" {
 }
 END {
   print waits " frames waited, " ends " ended, " shown " with a projection layer"
-  if (ends != waits || ends < 30 || shown < 25) bad = 1
+  if (ends != waits || ends < 10 || shown < 5) bad = 1
   exit bad
 }' log.txt || { echo "FAIL: frame submission"; exit 1; }
 for line in "begin session" "destroy session" "destroy instance"
@@ -77,6 +78,11 @@ do
   grep -q "^$line\$" log.txt || { echo "FAIL: the runtime saw no '$line'"; exit 1; }
 done
 ]=])
+
+# (without xvfb-run the tests below fail, saying so: build.sh installs it)
+if(NOT XVFB_RUN)
+  set(XVFB_RUN "xvfb-run-is-missing-install-the-xvfb-package")
+endif()
 
 # A scripted session: the lifecycle runs through, frames go out at the predicted times,
 # the right controller's trigger grabs the free corner and lifts it 10 cm, the hand
