@@ -89,6 +89,7 @@ typedef struct xr_app {
 	trk_calibration calibration; /* the pointer's source to the world */
 	demo *demo;
 	dev_source *controller; /* the push source, in the stage's frame */
+	dev_sample last_pushed; /* its newest sample (buttons set: a press is on) */
 	/* for the summary */
 	char runtime[XR_MAX_RUNTIME_NAME_SIZE], system_name[XR_MAX_SYSTEM_NAME_SIZE];
 	int64_t frames_submitted, frames_rendered, frames_waited;
@@ -713,6 +714,13 @@ static void controllers(xr_app *x, XrTime t)
 	if (!x->controller)
 		return;
 	if (x->state != XR_SESSION_STATE_FOCUSED) {
+		/* the runtime keeps the input (a system menu is up, the headset is off): a held
+		 * vertex is let go where the hand last was, rather than held until focus returns */
+		if (x->last_pushed.buttons) {
+			x->last_pushed.buttons = 0;
+			x->last_pushed.t_ns = 0;
+			dev_push(x->controller, &x->last_pushed);
+		}
 		dev_push_set_state(x->controller, DEV_WAITING, "the session is not focused");
 		return;
 	}
@@ -746,8 +754,10 @@ static void controllers(xr_app *x, XrTime t)
 	s.position[2] = where.pose.position.z;
 	s.orientation[0] = where.pose.orientation.x, s.orientation[1] = where.pose.orientation.y;
 	s.orientation[2] = where.pose.orientation.z, s.orientation[3] = where.pose.orientation.w;
-	if (dev_push(x->controller, &s))
+	if (dev_push(x->controller, &s)) {
 		x->poses_pushed++;
+		x->last_pushed = s;
+	}
 }
 
 /* The grabbing hand vibrates with the coupling force on the vertex it holds. */
@@ -808,6 +818,13 @@ static bool render_eye(xr_app *x, uint32_t v, const XrView *view, XrCompositionL
 	glBindFramebuffer(GL_FRAMEBUFFER, e->framebuffer);
 	glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, e->images[index], 0);
 	glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, e->depth);
+	GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+	if (status != GL_FRAMEBUFFER_COMPLETE) {
+		glBindFramebuffer(GL_FRAMEBUFFER, 0);
+		fprintf(stderr, "tela --xr: the runtime's swapchain image %u cannot be drawn into (framebuffer status 0x%x)\n",
+		        e->images[index], status);
+		return false;
+	}
 	rd_frame f;
 	demo_eye_frame(x->demo, &f);
 	float p[3], q[4];

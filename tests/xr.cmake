@@ -198,3 +198,26 @@ tela_add_exit_test(xr_bad_hand LABELS "xr;unit" CODE 2 MATCH "--hand: 'middle' i
   ARGS --xr hanging --hand middle)
 tela_add_exit_test(xr_not_headless LABELS "xr;unit" CODE 2 MATCH "--xr shows the scene in a headset"
   ARGS --xr hanging --headless)
+
+# The input focus goes away while a vertex is held (FOCUSED -> VISIBLE): tela lets it go
+# there and then (the corner does not follow the hand's further 20 cm), nothing vibrates
+# without focus, and the trigger still held away from the cloth grabs nothing when the
+# focus comes back.
+set(check [=[
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q '^xr: session states: IDLE READY SYNCHRONIZED VISIBLE FOCUSED VISIBLE FOCUSED VISIBLE SYNCHRONIZED STOPPING IDLE EXITING$' out.txt ||
+  { echo 'FAIL: the session states'; exit 1; }
+grep -q ' 1 grabs, 1 releases$' out.txt || { echo 'FAIL: not one grab and one release'; exit 1; }
+rise=$(sed -n 's/^xr: grab: vertex 80 rose \([^ ]*\) m$/\1/p' out.txt)
+awk -v r="$rise" 'BEGIN { exit !(r >= 0.09 && r <= 0.11) }' || { echo "FAIL: corner 80 rose '$rise' m, expected 0.1"; exit 1; }
+awk '
+/^state VISIBLE/ && focused { unfocused = 1 }
+/^state FOCUSED/ { focused = 1; unfocused = 0 }
+/^haptic right amplitude/ && unfocused { print "FAIL: vibration without focus: " $0; bad = 1 }
+/^haptic right amplitude/ && $10 > 2.55 { print "FAIL: still holding after the focus came back: " $0; bad = 1 }
+END { exit bad }' log.txt || exit 1
+exit 0
+]=])
+tela_add_sh_test(xr_session_unfocus "xr;render" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  unfocus.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini)

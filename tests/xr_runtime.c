@@ -25,6 +25,8 @@
  *   exit T                    the runtime asks the application to stop at T
  *   loss T                    the session is about to be lost at T
  *   capture T                 read back the left eye of the first frame shown at or after T
+ *   unfocus T                 the session loses the input focus (FOCUSED -> VISIBLE) at T
+ *   refocus T                 and gets it back at T
  *   head T x y z qx qy qz qw
  *   left|right T x y z qx qy qz qw SELECT      (SELECT: 0 or 1)
  */
@@ -106,7 +108,7 @@ typedef struct object {
 	XrTime last_predicted, begin_ns;
 	int64_t frames_waited, frames_ended;
 	bool attached;
-	bool captured;
+	bool captured, unfocused, refocused;
 	XrTime exit_at, loss_at;
 	/* space */
 	int space_kind; /* XrReferenceSpaceType, or 0 for an action space */
@@ -186,7 +188,7 @@ typedef struct track {
 static struct {
 	bool loaded;
 	double period;
-	double exit_at, loss_at, capture_at;
+	double exit_at, loss_at, capture_at, unfocus_at, refocus_at;
 	track head, hands[2];
 } script;
 
@@ -229,7 +231,7 @@ static void load_script(void)
 {
 	script.loaded = true;
 	script.period = 1.0 / 60.0;
-	script.exit_at = script.loss_at = script.capture_at = -1.0;
+	script.exit_at = script.loss_at = script.capture_at = script.unfocus_at = script.refocus_at = -1.0;
 	const char *path = getenv("TELA_XR_TEST_SCRIPT");
 	FILE *f = path ? fopen(path, "r") : NULL;
 	if (!f) {
@@ -261,6 +263,10 @@ static void load_script(void)
 			script.loss_at = t;
 		} else if (strcmp(word, "capture") == 0) {
 			script.capture_at = t;
+		} else if (strcmp(word, "unfocus") == 0) {
+			script.unfocus_at = t;
+		} else if (strcmp(word, "refocus") == 0) {
+			script.refocus_at = t;
 		} else {
 			track *tr = strcmp(word, "head") == 0    ? &script.head
 			            : strcmp(word, "left") == 0  ? &script.hands[0]
@@ -835,6 +841,14 @@ static XrResult XRAPI_CALL wait_frame(XrSession session, const XrFrameWaitInfo *
 	} else if (s->exit_at >= 0 && predicted >= s->exit_at && !s->exit_requested) {
 		s->exit_requested = true;
 		wind_down(s);
+	} else if (script.unfocus_at >= 0.0 && script_time(s, predicted) >= script.unfocus_at && !s->unfocused &&
+	           s->state == XR_SESSION_STATE_FOCUSED) {
+		s->unfocused = true;
+		set_state(s, XR_SESSION_STATE_VISIBLE);
+	} else if (script.refocus_at >= 0.0 && script_time(s, predicted) >= script.refocus_at && s->unfocused &&
+	           !s->refocused && s->state == XR_SESSION_STATE_VISIBLE) {
+		s->refocused = true;
+		set_state(s, XR_SESSION_STATE_FOCUSED);
 	}
 	pthread_mutex_unlock(&lock);
 	return XR_SUCCESS;
