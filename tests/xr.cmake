@@ -214,7 +214,7 @@ awk '
 /^state VISIBLE/ && focused { unfocused = 1 }
 /^state FOCUSED/ { focused = 1; unfocused = 0 }
 /^haptic right amplitude/ && unfocused { print "FAIL: vibration without focus: " $0; bad = 1 }
-/^haptic right amplitude/ && $10 > 2.55 { print "FAIL: still holding after the focus came back: " $0; bad = 1 }
+/^haptic right amplitude/ && $10 > 3.05 { print "FAIL: still holding after the focus came back: " $0; bad = 1 }
 END { exit bad }' log.txt || exit 1
 exit 0
 ]=])
