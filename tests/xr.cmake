@@ -40,7 +40,7 @@ tela=$1 out=$2 json=$3 data=$4 xvfb=$5 eye_check=$6
 script=$7
 shift 7
 mkdir -p "$out" && cd "$out" || exit 1
-rm -f validation.txt log.txt eye.ppm
+rm -f validation.txt log.txt eye.ppm hands.rec
 XR_RUNTIME_JSON="$json" XR_ENABLE_API_LAYERS=XR_APILAYER_LUNARG_core_validation \
 XR_CORE_VALIDATION_EXPORT_TYPE=text XR_CORE_VALIDATION_FILE_NAME="$out/validation.txt" \
 TELA_XR_TEST_SCRIPT="$data/xr/$script" TELA_XR_TEST_LOG="$out/log.txt" TELA_XR_TEST_EYE="$out/eye.ppm" \
@@ -112,11 +112,18 @@ peak=$(sed -n 's/.*peak amplitude \([^ ]*\) at \([^ ]*\) N$/\1 \2/p' out.txt)
 echo "$peak" | awk '{ exit !($1 > 0 && $1 - $2 / ($2 + 1) < 0.002 && $2 / ($2 + 1) - $1 < 0.002) }' ||
   { echo "FAIL: the amplitude '$peak' does not follow F / (F + 1 N)"; exit 1; }
 grep -q '^capture ' log.txt || { echo 'FAIL: no eye image'; exit 1; }
-"$eye_check" eye.ppm
+"$eye_check" eye.ppm || exit 1
+# --record recorded the controller's samples (stage frame): replayed in lock step through
+# the stage's mapping, they grab and lift the same corner
+"$tela" run "$1" --seconds 4.5 --device replay:hands.rec@0 --calibration "$data/xr/stage-to-world.cal" >replay.txt 2>&1 ||
+  { cat replay.txt; exit 1; }
+cat replay.txt
+dy=$(sed -n 's/^stylus: vertex 80 grabbed at .* moved [^ ]* \([^ ]*\) [^ ]* m$/\1/p' replay.txt)
+awk -v dy="$dy" 'BEGIN { exit !(dy >= 0.095 && dy <= 0.105) }' || { echo "FAIL: the replay lifted corner 80 by '$dy' m"; exit 1; }
 ]=])
 tela_add_sh_test(xr_session_grab "xr;render" "${TELA_XR_RUN}${check}"
   "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
-  grab.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini)
+  grab.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini --record hands.rec)
 
 # The runtime loses the session (LOSS_PENDING): tela stops, tears everything down, says
 # so and exits 5.
