@@ -375,7 +375,8 @@ int cmd_demo(int argc, char **argv)
 	if (a.xr) {
 		xr_options x = {.scene = a.scene, .seconds = a.seconds, .panel = a.panel != 0, .width = (int)a.width,
 		                .height = (int)a.height, .device = a.device, .calibration = a.calibration,
-		                .record = a.record, .gain = a.gain, .hand = a.hand == 0 ? 0 : 1};
+		                .record = a.record, .gain = a.gain, .hand = a.hand == 0 ? 0 : 1,
+		                .paused = a.paused};
 		return xr_run(&x);
 	}
 	if (a.headless || !have_display())

@@ -937,6 +937,7 @@ static int start_demo(xr_app *x)
 	d.scene = o->scene;
 	d.width = o->width, d.height = o->height;
 	d.panel = o->panel;
+	d.start_paused = o->paused;
 	d.vsync = false; /* xrWaitFrame paces the loop; a window's vsync would fight it */
 	d.camera_station = 0; /* the headset moves the view */
 	d.gain = o->gain;

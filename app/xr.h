@@ -16,6 +16,7 @@ typedef struct xr_options {
 	const char *scene;
 	double seconds;          /* > 0: ask the runtime to end the session after this long */
 	bool panel;              /* the panel over the mirror */
+	bool paused;             /* the simulation starts paused */
 	int width, height;       /* the mirror window */
 	/* A tracked stylus instead of the controllers: its calibration maps the tracker
 	 * into the stage, and the stage's mapping into the world follows. */
