@@ -101,10 +101,12 @@ static void deliver(dt_thread *t, const dev_sample *s)
 		st_send(t->sim, &c);
 		t->status.grabs++;
 	}
+	/* the sample's arrival on the host clock, for the latency bench */
+	int64_t arrived = s->t_ns + t->offset_ns;
 	if (o->grabbed >= 0)
-		st_set_pointer(t->sim, o->target, o->target_velocity);
+		st_set_pointer_at(t->sim, o->target, o->target_velocity, arrived);
 	else
-		st_set_pointer(t->sim, o->drawn, NULL);
+		st_set_pointer_at(t->sim, o->drawn, NULL, arrived);
 }
 
 /* A camera station's sample: its calibrated pose for the main thread.  Not the tracker:

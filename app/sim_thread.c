@@ -91,6 +91,15 @@ struct st_thread {
 	pthread_mutex_t pointer_lock;
 	float pointer_position[3], pointer_velocity[3];
 	uint64_t pointer_seq;
+	/* st_measure_latency: the arrival times of the pointers set since the last step (the
+	 * oldest ST_LATENCY_PENDING), and each one's arrival-to-step time once a step read
+	 * them.  Under pointer_lock. */
+	bool measure_latency;
+	int64_t pending_arrival[ST_LATENCY_PENDING];
+	int pending_arrivals;
+	uint64_t lost_arrivals;
+	double *latency_ms;
+	size_t latency_count, latency_cap;
 
 	pthread_t thread;
 	bool started;
@@ -468,8 +477,31 @@ static void release_grab(st_thread *t)
 	t->grabbed_vertex = -1;
 }
 
+/* Every pointer set since the previous step is used by this one, which starts now. */
+static void consume_arrivals(st_thread *t, int64_t step_start)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	for (int i = 0; i < t->pending_arrivals; i++) {
+		if (t->latency_count == t->latency_cap) {
+			size_t cap = t->latency_cap ? 2 * t->latency_cap : 4096;
+			double *grown = realloc(t->latency_ms, cap * sizeof *grown);
+			if (!grown) {
+				t->lost_arrivals += (uint64_t)(t->pending_arrivals - i);
+				break;
+			}
+			t->latency_ms = grown;
+			t->latency_cap = cap;
+		}
+		t->latency_ms[t->latency_count++] = (double)(step_start - t->pending_arrival[i]) * 1e-6;
+	}
+	t->pending_arrivals = 0;
+	pthread_mutex_unlock(&t->pointer_lock);
+}
+
 static void do_step(st_thread *t)
 {
+	if (t->measure_latency)
+		consume_arrivals(t, now_ns());
 	if (t->attachment >= 0) {
 		float p[3], v[3];
 		bool fresh;
@@ -715,6 +747,7 @@ static void destroy(st_thread *t)
 		free_snapshot(&t->slots[i]);
 	free_layout(&t->layout);
 	sim_world_destroy(&t->world);
+	free(t->latency_ms);
 	if (t->sync_ready) {
 		pthread_mutex_destroy(&t->lock);
 		pthread_mutex_destroy(&t->pointer_lock);
@@ -850,7 +883,18 @@ void st_send(st_thread *t, const st_command *command)
 
 void st_set_pointer(st_thread *t, const float position[3], const float velocity[3])
 {
+	st_set_pointer_at(t, position, velocity, 0);
+}
+
+void st_set_pointer_at(st_thread *t, const float position[3], const float velocity[3], int64_t arrived_ns)
+{
 	pthread_mutex_lock(&t->pointer_lock);
+	if (t->measure_latency && arrived_ns > 0) {
+		if (t->pending_arrivals < ST_LATENCY_PENDING)
+			t->pending_arrival[t->pending_arrivals++] = arrived_ns;
+		else
+			t->lost_arrivals++;
+	}
 	memcpy(t->pointer_position, position, sizeof t->pointer_position);
 	if (velocity)
 		memcpy(t->pointer_velocity, velocity, sizeof t->pointer_velocity);
@@ -858,4 +902,24 @@ void st_set_pointer(st_thread *t, const float position[3], const float velocity[
 		memset(t->pointer_velocity, 0, sizeof t->pointer_velocity);
 	t->pointer_seq++;
 	pthread_mutex_unlock(&t->pointer_lock);
+}
+
+void st_measure_latency(st_thread *t, bool on)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	t->measure_latency = on;
+	t->pending_arrivals = 0;
+	pthread_mutex_unlock(&t->pointer_lock);
+}
+
+size_t st_latencies(st_thread *t, double *out, size_t capacity, uint64_t *lost)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	size_t n = t->latency_count < capacity ? t->latency_count : capacity;
+	if (n > 0)
+		memcpy(out, t->latency_ms, n * sizeof *out);
+	if (lost)
+		*lost = t->lost_arrivals + (t->latency_count - n);
+	pthread_mutex_unlock(&t->pointer_lock);
+	return n;
 }

@@ -160,6 +160,17 @@ void st_send(st_thread *thread, const st_command *command);
  * follows the pointer from the first st_set_pointer after the grab. */
 void st_set_pointer(st_thread *thread, const float position[3], const float velocity[3]);
 
+/* Latency (`tela bench latency`): the same, for a pointer made from a device sample that
+ * arrived at host time arrived_ns (CLOCK_MONOTONIC; 0: unknown).  While measuring, each
+ * such pointer is timed from its arrival to the start of the first step after it (the
+ * step that reads it), whether or not a vertex is held. */
+enum { ST_LATENCY_PENDING = 256 }; /* pointers per step that can be timed */
+void st_set_pointer_at(st_thread *thread, const float position[3], const float velocity[3], int64_t arrived_ns);
+void st_measure_latency(st_thread *thread, bool on);
+/* Copies up to `capacity` of the times measured so far (ms, in the order of the steps);
+ * `lost` (may be NULL): pointers that could not be timed or copied. */
+size_t st_latencies(st_thread *thread, double *out, size_t capacity, uint64_t *lost);
+
 /* The newest published state; the pointer stays valid until the next st_latest call
  * (a triple buffer: the thread never waits for the reader).  One reader thread only. */
 const st_snapshot *st_latest(st_thread *thread);

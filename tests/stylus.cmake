@@ -52,3 +52,17 @@ grep -q "180 samples, 1 grabs, 1 releases" out.txt || { echo "FAIL: the stylus d
 grep -q "scripted grab" out.txt && { echo "FAIL: the scripted grab ran with a device"; exit 1; }
 exit 0
 ]=] "${CMAKE_CURRENT_SOURCE_DIR}/data")
+
+# `tela bench latency` times every sample once on each path: half a second at 240 Hz is 120
+# samples, delivered in lock step and through the window's device and simulation threads.
+# (The figures are the benchmark's business, docs/benchmarks.md; this checks the counting.)
+tela_add_sh_test(bench_latency_counts_every_sample device [=[
+"$1" bench latency --seconds 0.5 --rate 240 >"$2.txt" 2>&1
+rc=$?
+cat "$2.txt"
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q "^lockstep  samples 120, p50" "$2.txt" || { echo "FAIL: lock step did not time 120 samples"; exit 1; }
+grep -q "^window    samples 120, p50" "$2.txt" || { echo "FAIL: the window's path did not time 120 samples"; exit 1; }
+grep -q "not timed" "$2.txt" && { echo "FAIL: samples went untimed"; exit 1; }
+exit 0
+]=])
