@@ -66,7 +66,8 @@ typedef struct st_snapshot {
 	double step_p50_us, step_p99_us; /* over the last 256 steps (refreshed as stats) */
 	bool slow_motion;        /* the thread dropped a backlog in the last second */
 	int grabbed_vertex;      /* -1: none */
-	vec3 grab_force;         /* N, the coupling force on the grabbed vertex */
+	int grabbed_count;       /* vertices held: 1, or a patch (st_options.grab_radius) */
+	vec3 grab_force;         /* N, the coupling force on the grabbed vertices, summed */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
 
 	/* The seed's debug views (ST_SET_DEBUG), of the step this publication follows; every
@@ -139,6 +140,7 @@ typedef struct st_options {
 	double rate_scale;
 	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default; */
 	float grab_max_force; /* 0 in either also means the default */
+	float grab_radius;  /* m: a grab holds the patch within it (grab.h); 0: the vertex alone */
 } st_options;
 
 st_options st_options_default(void);
