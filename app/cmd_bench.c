@@ -435,13 +435,12 @@ static bool latency_window(const char *replay, const scn_scene *scene, double se
 	st_measure_latency(sim, true);
 	sty_feed_options fo = {.spec = replay, .stylus = sty_config_default()};
 	char error[512];
-	dt_thread *dev = dt_start(&fo, 0, error, sizeof error);
+	dt_thread *dev = dt_start_attached(&fo, 0, sim, st_get_layout(sim), error, sizeof error);
 	if (!dev) {
 		fprintf(stderr, "tela bench: %s: %s\n", replay, error);
 		st_stop(&sim);
 		return false;
 	}
-	dt_attach(dev, sim, st_get_layout(sim));
 	int64_t start = cli_now_ns(), limit = start + (int64_t)((seconds + 5.0) * 1e9);
 	dt_status status;
 	do {
@@ -450,13 +449,21 @@ static bool latency_window(const char *replay, const scn_scene *scene, double se
 		dt_set_scene(dev, st_latest(sim));
 		dt_get_status(dev, &status);
 	} while (status.state != DEV_ENDED && cli_now_ns() < limit);
-	/* the last samples' step */
-	struct timespec settle = {.tv_nsec = 20000000};
-	nanosleep(&settle, NULL);
-	dt_attach(dev, NULL, NULL);
+	/* until the step after the last sample has run (a slow machine's simulation thread
+	 * may be running behind in slow motion), at most a second */
 	size_t cap = (size_t)status.samples + 16;
 	double *lat = malloc(cap * sizeof *lat);
-	*count = lat ? st_latencies(sim, lat, cap, lost) : 0;
+	*count = 0;
+	for (int wait = 0; lat && wait < 100; wait++) {
+		*count = st_latencies(sim, lat, cap, lost);
+		if (*count + *lost >= status.samples)
+			break;
+		struct timespec nap = {.tv_nsec = 10000000};
+		nanosleep(&nap, NULL);
+	}
+	dt_attach(dev, NULL, NULL);
+	/* every sample the stylus took became a pointer; those no step read are untimed */
+	*lost = status.samples > *count ? status.samples - *count : 0;
 	dt_stop(&dev);
 	st_stop(&sim);
 	*out = lat;

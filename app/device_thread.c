@@ -196,6 +196,12 @@ static void *run(void *arg)
 
 dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, int error_size)
 {
+	return dt_start_attached(o, camera_station, NULL, NULL, error, error_size);
+}
+
+dt_thread *dt_start_attached(const sty_feed_options *o, int camera_station, st_thread *sim, const st_layout *layout,
+                             char *error, int error_size)
+{
 	dt_thread *t = calloc(1, sizeof *t);
 	if (!t) {
 		snprintf(error, (size_t)error_size, "out of memory");
@@ -230,7 +236,10 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 		snprintf(error, (size_t)error_size, "cannot create a mutex");
 		return NULL;
 	}
+	if (sim)
+		dt_attach(t, sim, layout);
 	if (pthread_create(&t->thread, NULL, run, t) != 0) {
+		dt_attach(t, NULL, NULL);
 		pthread_mutex_destroy(&t->lock);
 		dev_close(&t->source);
 		free(t);
