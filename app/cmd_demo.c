@@ -26,6 +26,7 @@ typedef struct demo_args {
 	int panel; /* 1 --panel, 0 --no-panel, -1 neither: shown in a window, not in the headless picture */
 	const char *device, *calibration, *record; /* the tracked stylus (NULL: the mouse) */
 	double gain;                               /* 0: the stylus's default */
+	double grab_radius;                        /* m; 0: one vertex */
 	long camera_station;                       /* -1: not given (2); 0: none */
 	bool xr;                                   /* --xr: in a headset (app/xr.c) */
 	int hand;                                  /* --hand: -1 not given, 0 left, 1 right */
@@ -68,6 +69,12 @@ static int parse_args(int argc, char **argv, demo_args *a)
 				a->record = val;
 			else if (!cli_parse_double(val, &a->gain) || a->gain <= 0.0 || a->gain > 100.0)
 				return cli_usage_error("demo", "--gain: '%s' is not a gain in (0, 100]", val);
+		} else if (strcmp(s, "--grab-radius") == 0) {
+			if (!val)
+				return cli_usage_error("demo", "option %s needs a value", s);
+			i++;
+			if (!cli_parse_double(val, &a->grab_radius) || a->grab_radius < 0.0 || a->grab_radius > 1.0)
+				return cli_usage_error("demo", "--grab-radius: '%s' is not a radius in [0, 1] m", val);
 		} else if (strcmp(s, "--camera-station") == 0) {
 			if (!val)
 				return cli_usage_error("demo", "option %s needs a value", s);
@@ -131,6 +138,7 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.start_paused = a->paused;
 	o.panel = a->panel != 0;
 	o.device = a->device, o.calibration = a->calibration, o.record = a->record, o.gain = a->gain;
+	o.grab_radius = a->grab_radius;
 	if (a->camera_station >= 0)
 		o.camera_station = (int)a->camera_station;
 	char error[1024];
@@ -245,6 +253,7 @@ static int run_headless(const demo_args *a, bool forced)
 	o.height = a->height == 800 ? 600 : (int)a->height;
 	o.start_paused = true;
 	o.rate_scale = 0.0;
+	o.grab_radius = a->grab_radius;
 	o.vsync = false;
 	/* the headless picture is of the cloth, unless the panel is asked for */
 	o.panel = a->panel == 1;

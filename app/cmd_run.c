@@ -1,6 +1,7 @@
 /* tela run: steps a scene headless at its fixed rate, writes statistics and meshes. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "grab.h"
 #include "stylus_feed.h"
 #include "picture.h"
 
@@ -39,6 +40,7 @@ typedef struct run_options {
 	const char *device, *calibration, *record;
 	bool have_gain;
 	double gain;
+	double grab_radius; /* m; 0: the picked vertex alone */
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -64,7 +66,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
-		"--device", "--calibration", "--record", "--gain",
+		"--device", "--calibration", "--record", "--gain", "--grab-radius",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -142,6 +144,9 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			if (!cli_parse_double(val, &o->gain) || o->gain <= 0.0 || o->gain > 100.0)
 				return cli_usage_error("run", "--gain: '%s' is not a gain in (0, 100]", val);
 			o->have_gain = true;
+		} else if (strcmp(a, "--grab-radius") == 0) {
+			if (!cli_parse_double(val, &o->grab_radius) || o->grab_radius < 0.0 || o->grab_radius > 1.0)
+				return cli_usage_error("run", "--grab-radius: '%s' is not a radius in [0, 1] m", val);
 		} else if (strcmp(a, "--every") == 0) {
 			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
 				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
@@ -175,8 +180,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		return cli_usage_error("run", "no scene given (try 'tela scenes')");
 	if (o->steps >= 0 && o->seconds >= 0.0)
 		return cli_usage_error("run", "give --steps or --seconds, not both");
-	if (!o->device && (o->calibration || o->record || o->have_gain))
-		return cli_usage_error("run", "--calibration, --record and --gain need --device");
+	if (!o->device && (o->calibration || o->record || o->have_gain || o->grab_radius > 0.0))
+		return cli_usage_error("run", "--calibration, --record, --gain and --grab-radius need --device");
 	return EXIT_TELA_OK;
 }
 
@@ -206,7 +211,9 @@ static void write_stats_row(FILE *fp, long step, const sim_world *w, double step
 typedef struct run_stylus {
 	sim_world *w;
 	double t_now;
-	int attachment, vertex;
+	float radius; /* --grab-radius */
+	grab grab;
+	int vertex, held; /* the picked vertex, and how many the grab held with it */
 	int grabs, releases;
 	float grabbed_at[3], moved[3];
 	double t_grab, t_release;
@@ -218,33 +225,31 @@ static void run_on_sample(void *context, const dev_sample *sample, const trk_poi
 {
 	(void)sample, (void)pointer;
 	run_stylus *r = context;
-	if (out->release && r->attachment >= 0) {
+	if (out->release && r->grab.vertex >= 0) {
 		const float *x = sim_world_positions(r->w)[r->vertex];
 		for (int k = 0; k < 3; k++)
 			r->moved[k] = x[k] - r->grabbed_at[k];
-		sim_world_detach(r->w, r->attachment);
-		r->attachment = -1;
+		grab_release(&r->grab, r->w);
 		r->releases++;
 		r->t_release = r->t_now;
 	}
-	if (out->grab && r->attachment < 0) {
-		sim_attachment_def a = sim_attachment_def_default(out->grabbed);
-		int id = sim_world_attach(r->w, &a);
+	if (out->grab && r->grab.vertex < 0) {
+		int id = grab_start(&r->grab, r->w, out->grabbed, r->radius, 0.0f, 0.0f);
 		if (id < 0) {
 			snprintf(r->message, sizeof r->message, "cannot grab vertex %d: %s", out->grabbed,
 			         sim_result_string((sim_result)id));
 			r->failed = true;
 			return;
 		}
-		r->attachment = id;
 		r->vertex = out->grabbed;
+		r->held = r->grab.count;
 		memcpy(r->grabbed_at, sim_world_positions(r->w)[out->grabbed], sizeof r->grabbed_at);
 		memset(r->moved, 0, sizeof r->moved);
 		r->grabs++;
 		r->t_grab = r->t_now;
 	}
-	if (r->attachment >= 0)
-		sim_world_attachment_set_target(r->w, r->attachment, out->target, out->target_velocity);
+	if (r->grab.vertex >= 0)
+		grab_set_target(&r->grab, r->w, out->target, out->target_velocity);
 }
 
 /* What the pointer meets: every cloth's triangles and the sphere obstacles. */
@@ -375,7 +380,8 @@ int cmd_run(int argc, char **argv)
 	}
 
 	sty_feed feed;
-	run_stylus stylus = {.w = w, .attachment = -1, .vertex = -1};
+	run_stylus stylus = {.w = w, .vertex = -1, .radius = (float)o.grab_radius};
+	grab_init(&stylus.grab);
 	run_surfaces surfaces = {0};
 	bool have_feed = false;
 	if (o.device && rc == EXIT_TELA_OK) {
@@ -483,7 +489,7 @@ int cmd_run(int argc, char **argv)
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
 	}
 	if (have_feed && rc == EXIT_TELA_OK && !o.quiet) {
-		if (stylus.attachment >= 0) {
+		if (stylus.grab.vertex >= 0) {
 			const float *x = sim_world_positions(w)[stylus.vertex];
 			for (int k = 0; k < 3; k++)
 				stylus.moved[k] = x[k] - stylus.grabbed_at[k];
@@ -495,7 +501,9 @@ int cmd_run(int argc, char **argv)
 		if (stylus.grabs > 0) {
 			printf("stylus: vertex %d grabbed at %.3f s from (%.4f, %.4f, %.4f), ", stylus.vertex, stylus.t_grab,
 			       (double)stylus.grabbed_at[0], (double)stylus.grabbed_at[1], (double)stylus.grabbed_at[2]);
-			if (stylus.attachment >= 0)
+			if (stylus.held > 1)
+				printf("with %d vertices around it, ", stylus.held - 1);
+			if (stylus.grab.vertex >= 0)
 				printf("still held: ");
 			else
 				printf("released at %.3f s: ", stylus.t_release);

@@ -162,6 +162,7 @@ static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 	st_options so = st_options_default();
 	so.start_paused = d->options.start_paused;
 	so.rate_scale = d->options.rate_scale;
+	so.grab_radius = (float)d->options.grab_radius;
 	scn_error err = {0};
 	d->sim = st_start(d->scene, &so, &err);
 	if (!d->sim) {

@@ -26,6 +26,7 @@ typedef struct demo_options {
 	const char *calibration; /* NULL: seed 002's mapping */
 	const char *record;      /* records the device's raw traffic, or NULL */
 	double gain;             /* the grab's displacement gain; 0: the stylus's default */
+	double grab_radius;      /* m: a grab (mouse or stylus) holds the patch within it; 0: one vertex */
 	/* The device's station that moves the camera (0: none; default 2): the view follows
 	 * that sensor's calibrated pose relative to where it was first seen, on top of what
 	 * the mouse does.  The stylus follows the first other station that reports. */

@@ -102,10 +102,12 @@ static void deliver(dt_thread *t, const dev_sample *s)
 		st_send(t->sim, &c);
 		t->status.grabs++;
 	}
+	/* the sample's arrival on the host clock, for the latency bench */
+	int64_t arrived = s->t_ns + t->offset_ns;
 	if (o->grabbed >= 0)
-		st_set_pointer(t->sim, o->target, o->target_velocity);
+		st_set_pointer_at(t->sim, o->target, o->target_velocity, arrived);
 	else
-		st_set_pointer(t->sim, o->drawn, NULL);
+		st_set_pointer_at(t->sim, o->drawn, NULL, arrived);
 }
 
 /* A camera station's sample: its calibrated pose for the main thread.  Not the tracker:
@@ -202,6 +204,12 @@ static void close_source(dt_thread *t)
 
 dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, int error_size)
 {
+	return dt_start_attached(o, camera_station, NULL, NULL, error, error_size);
+}
+
+dt_thread *dt_start_attached(const sty_feed_options *o, int camera_station, st_thread *sim, const st_layout *layout,
+                             char *error, int error_size)
+{
 	dt_thread *t = calloc(1, sizeof *t);
 	if (!t) {
 		snprintf(error, (size_t)error_size, "out of memory");
@@ -237,7 +245,10 @@ dt_thread *dt_start(const sty_feed_options *o, int camera_station, char *error, 
 		snprintf(error, (size_t)error_size, "cannot create a mutex");
 		return NULL;
 	}
+	if (sim)
+		dt_attach(t, sim, layout);
 	if (pthread_create(&t->thread, NULL, run, t) != 0) {
+		dt_attach(t, NULL, NULL);
 		pthread_mutex_destroy(&t->lock);
 		close_source(t);
 		free(t);

@@ -60,6 +60,10 @@ typedef struct dt_thread dt_thread;
  * camera (dt_status.camera), 0 for none; the stylus then follows the first other station
  * that reports.  NULL with a message on failure. */
 dt_thread *dt_start(const sty_feed_options *options, int camera_station, char *error, int error_size);
+/* The same, driving `sim` from the first sample on (dt_attach before the thread starts):
+ * no sample can arrive before the simulation is there to use it. */
+dt_thread *dt_start_attached(const sty_feed_options *options, int camera_station, st_thread *sim,
+                             const st_layout *layout, char *error, int error_size);
 /* Stops the thread and closes the source (and the recording). */
 void dt_stop(dt_thread **thread);
 

@@ -9,6 +9,8 @@
 
 #include "sim_thread.h"
 
+#include "grab.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -51,8 +53,7 @@ struct st_thread {
 	/* The simulation thread's own (st_start fills them before the thread exists). */
 	sim_world *world;
 	bool paused;
-	int attachment;     /* -1: nothing grabbed */
-	int grabbed_vertex;
+	grab grab; /* what the pointer holds (grab.vertex -1: nothing) */
 	uint64_t grab_pointer_seq; /* pointer_seq at grab time: older pointers are not applied */
 	uint64_t serial;
 	uint64_t commands;    /* handled */
@@ -91,6 +92,15 @@ struct st_thread {
 	pthread_mutex_t pointer_lock;
 	float pointer_position[3], pointer_velocity[3];
 	uint64_t pointer_seq;
+	/* st_measure_latency: the arrival times of the pointers set since the last step (the
+	 * oldest ST_LATENCY_PENDING), and each one's arrival-to-step time once a step read
+	 * them.  Under pointer_lock. */
+	bool measure_latency;
+	int64_t pending_arrival[ST_LATENCY_PENDING];
+	int pending_arrivals;
+	uint64_t lost_arrivals;
+	double *latency_ms;
+	size_t latency_count, latency_cap;
 
 	pthread_t thread;
 	bool started;
@@ -427,10 +437,9 @@ static void publish(st_thread *t)
 	s->step_p50_us = t->p50_us;
 	s->step_p99_us = t->p99_us;
 	s->slow_motion = t->dropped_once && now - t->last_drop_ns < SLOW_HOLD_NS;
-	s->grabbed_vertex = t->grabbed_vertex;
-	s->grab_force[0] = s->grab_force[1] = s->grab_force[2] = 0.0f;
-	if (t->attachment >= 0)
-		sim_world_attachment_force(w, t->attachment, s->grab_force);
+	s->grabbed_vertex = t->grab.vertex;
+	s->grabbed_count = t->grab.count;
+	grab_force(&t->grab, w, s->grab_force);
 	memcpy(s->message, t->message, sizeof s->message);
 	s->commands = t->commands;
 	s->serial = ++t->serial;
@@ -462,15 +471,35 @@ static void say(st_thread *t, const char *fmt, ...)
 
 static void release_grab(st_thread *t)
 {
-	if (t->attachment >= 0)
-		sim_world_detach(t->world, t->attachment);
-	t->attachment = -1;
-	t->grabbed_vertex = -1;
+	grab_release(&t->grab, t->world);
+}
+
+/* Every pointer set since the previous step is used by this one, which starts now. */
+static void consume_arrivals(st_thread *t, int64_t step_start)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	for (int i = 0; i < t->pending_arrivals; i++) {
+		if (t->latency_count == t->latency_cap) {
+			size_t cap = t->latency_cap ? 2 * t->latency_cap : 4096;
+			double *grown = realloc(t->latency_ms, cap * sizeof *grown);
+			if (!grown) {
+				t->lost_arrivals += (uint64_t)(t->pending_arrivals - i);
+				break;
+			}
+			t->latency_ms = grown;
+			t->latency_cap = cap;
+		}
+		t->latency_ms[t->latency_count++] = (double)(step_start - t->pending_arrival[i]) * 1e-6;
+	}
+	t->pending_arrivals = 0;
+	pthread_mutex_unlock(&t->pointer_lock);
 }
 
 static void do_step(st_thread *t)
 {
-	if (t->attachment >= 0) {
+	if (t->measure_latency)
+		consume_arrivals(t, now_ns());
+	if (t->grab.vertex >= 0) {
 		float p[3], v[3];
 		bool fresh;
 		pthread_mutex_lock(&t->pointer_lock);
@@ -480,7 +509,7 @@ static void do_step(st_thread *t)
 		pthread_mutex_unlock(&t->pointer_lock);
 		/* a non-finite pointer is refused by sim and the last target kept */
 		if (fresh)
-			sim_world_attachment_set_target(t->world, t->attachment, p, v);
+			grab_set_target(&t->grab, t->world, p, v);
 	}
 
 	int64_t t0 = now_ns();
@@ -537,8 +566,7 @@ static void do_reset(st_thread *t)
 		return;
 	}
 	/* the grab belonged to the old world */
-	t->attachment = -1;
-	t->grabbed_vertex = -1;
+	grab_init(&t->grab);
 	sim_world_destroy(&t->world);
 	t->world = fresh;
 	sim_world_set_debug(t->world, t->debug_flags & (ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED));
@@ -583,17 +611,12 @@ static void execute(st_thread *t, const st_command *c)
 		break;
 	}
 	case ST_GRAB: {
-		release_grab(t);
-		sim_attachment_def a = sim_attachment_def_default(c->vertex);
-		a.hertz = t->options.grab_hertz;
-		a.max_force = t->options.grab_max_force;
-		int id = sim_world_attach(t->world, &a);
+		int id = grab_start(&t->grab, t->world, c->vertex, t->options.grab_radius, t->options.grab_hertz,
+		                    t->options.grab_max_force);
 		if (id < 0) {
 			say(t, "cannot grab vertex %d: %s", c->vertex, sim_result_string((sim_result)id));
 			break;
 		}
-		t->attachment = id;
-		t->grabbed_vertex = c->vertex;
 		/* the target stays where the vertex is until the pointer moves after the grab */
 		pthread_mutex_lock(&t->pointer_lock);
 		t->grab_pointer_seq = t->pointer_seq;
@@ -715,6 +738,7 @@ static void destroy(st_thread *t)
 		free_snapshot(&t->slots[i]);
 	free_layout(&t->layout);
 	sim_world_destroy(&t->world);
+	free(t->latency_ms);
 	if (t->sync_ready) {
 		pthread_mutex_destroy(&t->lock);
 		pthread_mutex_destroy(&t->pointer_lock);
@@ -775,8 +799,7 @@ st_thread *st_start(const scn_scene *scene, const st_options *options, scn_error
 	t->scene = scene;
 	t->options = opt;
 	t->paused = opt.start_paused;
-	t->attachment = -1;
-	t->grabbed_vertex = -1;
+	grab_init(&t->grab);
 	t->refresh_now = true;
 	t->dt = dt;
 	t->period_ns = (int64_t)llround((double)dt * opt.rate_scale * 1e9);
@@ -850,7 +873,18 @@ void st_send(st_thread *t, const st_command *command)
 
 void st_set_pointer(st_thread *t, const float position[3], const float velocity[3])
 {
+	st_set_pointer_at(t, position, velocity, 0);
+}
+
+void st_set_pointer_at(st_thread *t, const float position[3], const float velocity[3], int64_t arrived_ns)
+{
 	pthread_mutex_lock(&t->pointer_lock);
+	if (t->measure_latency && arrived_ns > 0) {
+		if (t->pending_arrivals < ST_LATENCY_PENDING)
+			t->pending_arrival[t->pending_arrivals++] = arrived_ns;
+		else
+			t->lost_arrivals++;
+	}
 	memcpy(t->pointer_position, position, sizeof t->pointer_position);
 	if (velocity)
 		memcpy(t->pointer_velocity, velocity, sizeof t->pointer_velocity);
@@ -858,4 +892,24 @@ void st_set_pointer(st_thread *t, const float position[3], const float velocity[
 		memset(t->pointer_velocity, 0, sizeof t->pointer_velocity);
 	t->pointer_seq++;
 	pthread_mutex_unlock(&t->pointer_lock);
+}
+
+void st_measure_latency(st_thread *t, bool on)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	t->measure_latency = on;
+	t->pending_arrivals = 0;
+	pthread_mutex_unlock(&t->pointer_lock);
+}
+
+size_t st_latencies(st_thread *t, double *out, size_t capacity, uint64_t *lost)
+{
+	pthread_mutex_lock(&t->pointer_lock);
+	size_t n = t->latency_count < capacity ? t->latency_count : capacity;
+	if (n > 0)
+		memcpy(out, t->latency_ms, n * sizeof *out);
+	if (lost)
+		*lost = t->lost_arrivals + (t->latency_count - n);
+	pthread_mutex_unlock(&t->pointer_lock);
+	return n;
 }

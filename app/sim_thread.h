@@ -66,7 +66,8 @@ typedef struct st_snapshot {
 	double step_p50_us, step_p99_us; /* over the last 256 steps (refreshed as stats) */
 	bool slow_motion;        /* the thread dropped a backlog in the last second */
 	int grabbed_vertex;      /* -1: none */
-	vec3 grab_force;         /* N, the coupling force on the grabbed vertex */
+	int grabbed_count;       /* vertices held: 1, or a patch (st_options.grab_radius) */
+	vec3 grab_force;         /* N, the coupling force on the grabbed vertices, summed */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
 
 	/* The seed's debug views (ST_SET_DEBUG), of the step this publication follows; every
@@ -139,6 +140,7 @@ typedef struct st_options {
 	double rate_scale;
 	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default; */
 	float grab_max_force; /* 0 in either also means the default */
+	float grab_radius;  /* m: a grab holds the patch within it (grab.h); 0: the vertex alone */
 } st_options;
 
 st_options st_options_default(void);
@@ -159,6 +161,17 @@ void st_send(st_thread *thread, const st_command *command);
  * grabbed vertex is driven toward it.  A grab's target starts at the vertex itself and
  * follows the pointer from the first st_set_pointer after the grab. */
 void st_set_pointer(st_thread *thread, const float position[3], const float velocity[3]);
+
+/* Latency (`tela bench latency`): the same, for a pointer made from a device sample that
+ * arrived at host time arrived_ns (CLOCK_MONOTONIC; 0: unknown).  While measuring, each
+ * such pointer is timed from its arrival to the start of the first step after it (the
+ * step that reads it), whether or not a vertex is held. */
+enum { ST_LATENCY_PENDING = 256 }; /* pointers per step that can be timed */
+void st_set_pointer_at(st_thread *thread, const float position[3], const float velocity[3], int64_t arrived_ns);
+void st_measure_latency(st_thread *thread, bool on);
+/* Copies up to `capacity` of the times measured so far (ms, in the order of the steps);
+ * `lost` (may be NULL): pointers that could not be timed or copied. */
+size_t st_latencies(st_thread *thread, double *out, size_t capacity, uint64_t *lost);
 
 /* The newest published state; the pointer stays valid until the next st_latest call
  * (a triple buffer: the thread never waits for the reader).  One reader thread only. */

@@ -52,3 +52,35 @@ grep -q "180 samples, 1 grabs, 1 releases" out.txt || { echo "FAIL: the stylus d
 grep -q "scripted grab" out.txt && { echo "FAIL: the scripted grab ran with a device"; exit 1; }
 exit 0
 ]=] "${CMAKE_CURRENT_SOURCE_DIR}/data")
+
+# `tela bench latency` times every sample once on each path: half a second at 240 Hz is 120
+# samples, delivered in lock step and through the window's device and simulation threads.
+# (The figures are the benchmark's business, docs/benchmarks.md; this checks the counting.)
+tela_add_sh_test(bench_latency_counts_every_sample device [=[
+"$1" bench latency --seconds 0.5 --rate 240 >"$2.txt" 2>&1
+rc=$?
+cat "$2.txt"
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q "^lockstep  samples 120, p50" "$2.txt" || { echo "FAIL: lock step did not time 120 samples"; exit 1; }
+grep -q "^window    samples 120, p50" "$2.txt" || { echo "FAIL: the window's path did not time 120 samples"; exit 1; }
+grep -q "not timed" "$2.txt" && { echo "FAIL: samples went untimed"; exit 1; }
+exit 0
+]=])
+
+# The patch grab (app/grab.c, --grab-radius) against exact geometry.
+tela_add_test(test_grab SOURCES test_grab.c LIBS tela_demo_core LABELS unit)
+# The same session with --grab-radius 0.08: the grid's spacing is 5 cm, so the corner's
+# patch is the corner and its three neighbours (5, 5 and 7.07 cm away), lifted together.
+tela_add_sh_test(stylus_replay_grabs_patch device [=[
+data=$3
+"$1" run "$data/scenes/stylus-corner.ini" --calibration "$data/tracking/stylus-corner.cal" \
+  --device "replay:$data/sessions/grab.rec@0" --grab-radius 0.08 >"$2.txt" 2>&1 || { cat "$2.txt"; exit 1; }
+cat "$2.txt"
+line=$(grep "stylus: vertex 80 grabbed at 1.000 s from (0.2000, 1.0000, 0.2000), with 3 vertices around it" "$2.txt") ||
+  { echo "FAIL: the corner's patch is not the corner and its 3 neighbours"; exit 1; }
+dy=$(echo "$line" | sed -n 's/.*moved \([^ ]*\) \([^ ]*\) \([^ ]*\) m$/\2/p')
+awk -v dy="$dy" 'BEGIN { exit !(dy >= 0.095 && dy <= 0.105) }' || { echo "FAIL: the corner rose $dy m, expected 0.1"; exit 1; }
+exit 0
+]=] "${CMAKE_CURRENT_SOURCE_DIR}/data")
+tela_add_exit_test(stylus_run_bad_grab_radius CODE 2 MATCH "--grab-radius" LABELS unit
+                   ARGS run hanging --steps 1 --device synthetic:still --grab-radius -1)

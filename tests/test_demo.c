@@ -38,6 +38,19 @@ static void push_button(Uint32 type, int x, int y)
 	SDL_PushEvent(&e);
 }
 
+/* demo_create refuses the options as the user's input error (exit code 3), before any
+ * window opens, with a message that contains `want`. */
+static void check_refused(const demo_options *o, const char *want)
+{
+	char error[512];
+	int code;
+	demo *d = demo_create(o, error, sizeof error, &code);
+	CHECK(d == NULL);
+	CHECK(code == 3);
+	CHECK_MSG(strstr(error, want) != NULL, "\"%s\" lacks \"%s\"", error, want);
+	demo_destroy(&d);
+}
+
 /* Frames for about `seconds` of wall time. */
 static void frames(demo *d, double seconds)
 {
@@ -184,13 +197,7 @@ static void test_mouse_record_bad_path(void)
 	o.scene = TELA_TEST_DATA "/scenes/grab.ini";
 	o.offscreen = true;
 	o.record = "/nonexistent-dir/mouse.rec";
-	char error[512];
-	int code;
-	demo *d = demo_create(&o, error, sizeof error, &code);
-	CHECK(d == NULL);
-	CHECK(code == 3);
-	CHECK_MSG(strstr(error, "mouse") && strstr(error, "/nonexistent-dir/mouse.rec"), "%s", error);
-	demo_destroy(&d);
+	check_refused(&o, "the mouse: cannot record to /nonexistent-dir/mouse.rec");
 }
 
 static void push_key(SDL_Keycode k)
@@ -496,13 +503,7 @@ static void test_stylus_window_bad_device(void)
 	o.scene = TELA_TEST_DATA "/scenes/stylus-corner.ini";
 	o.offscreen = true;
 	o.device = "nosuch";
-	char error[512];
-	int code;
-	demo *d = demo_create(&o, error, sizeof error, &code);
-	CHECK(d == NULL);
-	CHECK(code == 3);
-	CHECK_MSG(strstr(error, "--device nosuch") != NULL, "%s", error);
-	demo_destroy(&d);
+	check_refused(&o, "--device nosuch");
 }
 
 static const test_case tests[] = {
