@@ -385,7 +385,7 @@ int cmd_demo(int argc, char **argv)
 		xr_options x = {.scene = a.scene, .seconds = a.seconds, .panel = a.panel != 0, .width = (int)a.width,
 		                .height = (int)a.height, .device = a.device, .calibration = a.calibration,
 		                .record = a.record, .gain = a.gain, .hand = a.hand == 0 ? 0 : 1,
-		                .paused = a.paused};
+		                .paused = a.paused, .grab_radius = a.grab_radius};
 		return xr_run(&x);
 	}
 	if (a.headless || !have_display())

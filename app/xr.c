@@ -744,12 +744,15 @@ static void controllers(xr_app *x, XrTime t)
 		return;
 	}
 	/* The push source is in the stage's frame; the calibration (the stage's mapping, with
-	 * the tip ahead of the grip) takes it to the world.  The button goes in only where it
-	 * grabs (near the cloth, or holding): a press elsewhere would engage the tracker's
-	 * clutch, which in a headset would part the pointer from the hand. */
+	 * the tip ahead of the grip) takes it to the world.  A press goes in only where it
+	 * grabs (the pointer near the cloth, as of the device thread's last update): a press
+	 * elsewhere would engage the tracker's clutch, which in a headset would part the
+	 * pointer from the hand.  Once in, it stays in until the trigger is let go, whatever
+	 * the device thread has caught up with. */
 	dt_status ds;
 	bool near = demo_device_status(x->demo, &ds, NULL, 0) && (ds.output.hover >= 0 || ds.output.grabbed >= 0);
-	dev_sample s = {.sensor = h + 1, .buttons = button.currentState && near ? 1u : 0u};
+	bool pressed = button.currentState && (near || x->last_pushed.buttons);
+	dev_sample s = {.sensor = h + 1, .buttons = pressed ? 1u : 0u};
 	s.position[0] = where.pose.position.x, s.position[1] = where.pose.position.y + floor_offset(x);
 	s.position[2] = where.pose.position.z;
 	s.orientation[0] = where.pose.orientation.x, s.orientation[1] = where.pose.orientation.y;
@@ -941,6 +944,7 @@ static int start_demo(xr_app *x)
 	d.vsync = false; /* xrWaitFrame paces the loop; a window's vsync would fight it */
 	d.camera_station = 0; /* the headset moves the view */
 	d.gain = o->gain;
+	d.grab_radius = o->grab_radius;
 	d.record = o->record;
 	char error[1024];
 	if (o->device) {
@@ -1014,6 +1018,9 @@ static void summary(const xr_app *x, const struct timespec *t0)
 		       (double)x->peak_amplitude, (double)x->peak_force);
 	if (x->grab_vertex >= 0)
 		printf("xr: grab: vertex %d rose %.3f m\n", x->grab_vertex, (double)x->grab_rise);
+	const st_snapshot *s = demo_snapshot(x->demo);
+	if (s->message[0])
+		printf("xr: simulation: %s\n", s->message);
 }
 
 int xr_run(const xr_options *o)

@@ -23,6 +23,7 @@ typedef struct xr_options {
 	const char *device, *calibration;
 	const char *record;      /* the pointer's source's raw traffic (the controller's or the stylus's) */
 	double gain;             /* 0: the stylus's default */
+	double grab_radius;      /* m: a grab holds the patch within it; 0: one vertex */
 	int hand;                /* the controller that grabs: 0 left, 1 right */
 } xr_options;
 
