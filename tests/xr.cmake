@@ -232,3 +232,18 @@ exit 0
 tela_add_sh_test(xr_session_unfocus "xr;render" "${TELA_XR_RUN}${check}"
   "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
   unfocus.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini)
+
+# --hand left: the left controller grabs and vibrates; the right one is not read.
+set(check [=[
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q ' 1 grabs, 1 releases$' out.txt || { echo 'FAIL: not one grab and one release'; exit 1; }
+grep -q '^xr: left controller: ' out.txt || { echo 'FAIL: not the left controller'; exit 1; }
+rise=$(sed -n 's/^xr: grab: vertex 80 rose \([^ ]*\) m$/\1/p' out.txt)
+awk -v r="$rise" 'BEGIN { exit !(r >= 0.08 && r <= 0.11) }' || { echo "FAIL: corner 80 rose '$rise' m, expected 0.1"; exit 1; }
+grep -q '^haptic left amplitude' log.txt || { echo 'FAIL: the left hand did not vibrate'; exit 1; }
+grep -q '^haptic right' log.txt && { echo 'FAIL: the right hand vibrated'; exit 1; }
+exit 0
+]=])
+tela_add_sh_test(xr_session_left_hand "xr;render" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  grab-left.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini --hand left)
