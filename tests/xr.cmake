@@ -247,3 +247,19 @@ exit 0
 tela_add_sh_test(xr_session_left_hand "xr;render" "${TELA_XR_RUN}${check}"
   "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
   grab-left.script ${CMAKE_CURRENT_SOURCE_DIR}/data/scenes/stylus-corner.ini --hand left)
+
+# The runtime stops the session and later makes it ready again (a headset taken off and
+# put back on): tela ends it, waits while it is idle, begins it again and carries on.
+set(check [=[
+[ "$rc" -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+grep -q '^xr: session states: IDLE READY SYNCHRONIZED VISIBLE FOCUSED VISIBLE SYNCHRONIZED STOPPING IDLE READY SYNCHRONIZED VISIBLE FOCUSED VISIBLE SYNCHRONIZED STOPPING IDLE EXITING$' out.txt ||
+  { echo 'FAIL: the session states'; exit 1; }
+[ "$(grep -c '^begin session$' log.txt)" -eq 2 ] && [ "$(grep -c '^end session$' log.txt)" -eq 2 ] ||
+  { echo 'FAIL: not two begins and two ends'; exit 1; }
+# frames only while running: none between the first end and the second begin
+awk '/^end session$/ { stopped = 1 } /^begin session$/ { stopped = 0 }
+     /^frame_wait/ && stopped { print "FAIL: a frame while stopped"; bad = 1 } END { exit bad }' log.txt || exit 1
+]=])
+tela_add_sh_test(xr_session_pause "xr;render" "${TELA_XR_RUN}${check}"
+  "${TELA_XR_RUNTIME_JSON}" "${CMAKE_CURRENT_SOURCE_DIR}/data" "${XVFB_RUN}" $<TARGET_FILE:test_xr_eye>
+  pause.script hanging)

@@ -27,6 +27,9 @@
  *   capture T                 read back the left eye of the first frame shown at or after T
  *   unfocus T                 the session loses the input focus (FOCUSED -> VISIBLE) at T
  *   refocus T                 and gets it back at T
+ *   pause T                   the runtime stops the session at T (a headset taken off):
+ *                             STOPPING, then IDLE once the application ends it
+ *   resume T                  and makes it READY again at T
  *   head T x y z qx qy qz qw
  *   left|right T x y z qx qy qz qw SELECT      (SELECT: 0 or 1)
  */
@@ -109,6 +112,7 @@ typedef struct object {
 	int64_t frames_waited, frames_ended;
 	bool attached;
 	bool captured, unfocused, refocused;
+	bool pausing, paused, resumed, begun_once;
 	XrTime exit_at, loss_at;
 	/* space */
 	int space_kind; /* XrReferenceSpaceType, or 0 for an action space */
@@ -188,7 +192,7 @@ typedef struct track {
 static struct {
 	bool loaded;
 	double period;
-	double exit_at, loss_at, capture_at, unfocus_at, refocus_at;
+	double exit_at, loss_at, capture_at, unfocus_at, refocus_at, pause_at, resume_at;
 	track head, hands[2];
 } script;
 
@@ -232,6 +236,7 @@ static void load_script(void)
 	script.loaded = true;
 	script.period = 1.0 / 60.0;
 	script.exit_at = script.loss_at = script.capture_at = script.unfocus_at = script.refocus_at = -1.0;
+	script.pause_at = script.resume_at = -1.0;
 	const char *path = getenv("TELA_XR_TEST_SCRIPT");
 	FILE *f = path ? fopen(path, "r") : NULL;
 	if (!f) {
@@ -267,6 +272,10 @@ static void load_script(void)
 			script.unfocus_at = t;
 		} else if (strcmp(word, "refocus") == 0) {
 			script.refocus_at = t;
+		} else if (strcmp(word, "pause") == 0) {
+			script.pause_at = t;
+		} else if (strcmp(word, "resume") == 0) {
+			script.resume_at = t;
 		} else {
 			track *tr = strcmp(word, "head") == 0    ? &script.head
 			            : strcmp(word, "left") == 0  ? &script.hands[0]
@@ -553,6 +562,16 @@ static XrResult XRAPI_CALL poll_event(XrInstance instance, XrEventDataBuffer *ou
 	pthread_mutex_lock(&lock);
 	LOCKED_LOOKUP(o, instance, K_INSTANCE);
 	(void)o;
+	/* an idle, paused session becomes ready again at the script's `resume` (no frames
+	 * run while idle: the application polls) */
+	for (int i = 0; i < MAX_OBJECTS; i++) {
+		object *s = &objects[i];
+		if (s->kind == K_SESSION && s->paused && !s->resumed && s->state == XR_SESSION_STATE_IDLE &&
+		    script.resume_at >= 0.0 && script_time(s, now_ns()) >= script.resume_at) {
+			s->resumed = true;
+			set_state(s, XR_SESSION_STATE_READY);
+		}
+	}
 	XrResult r = XR_EVENT_UNAVAILABLE;
 	if (events.count > 0) {
 		*out = events.queue[events.first];
@@ -746,9 +765,13 @@ static XrResult XRAPI_CALL begin_session(XrSession session, const XrSessionBegin
 		r = XR_ERROR_SESSION_NOT_READY;
 	if (r == XR_SUCCESS) {
 		s->running = true;
-		s->begin_ns = now_ns();
-		s->exit_at = script.exit_at >= 0.0 ? s->begin_ns + (XrTime)(script.exit_at * 1e9) : -1;
-		s->loss_at = script.loss_at >= 0.0 ? s->begin_ns + (XrTime)(script.loss_at * 1e9) : -1;
+		/* the script's clock runs from the first begin, through any pause */
+		if (!s->begun_once) {
+			s->begun_once = true;
+			s->begin_ns = now_ns();
+			s->exit_at = script.exit_at >= 0.0 ? s->begin_ns + (XrTime)(script.exit_at * 1e9) : -1;
+			s->loss_at = script.loss_at >= 0.0 ? s->begin_ns + (XrTime)(script.loss_at * 1e9) : -1;
+		}
 		logf_("begin session");
 	}
 	pthread_mutex_unlock(&lock);
@@ -767,7 +790,12 @@ static XrResult XRAPI_CALL end_session(XrSession session)
 	if (r == XR_SUCCESS) {
 		s->running = false;
 		logf_("end session");
-		if (s->state == XR_SESSION_STATE_STOPPING) {
+		if (s->state == XR_SESSION_STATE_STOPPING && s->pausing) {
+			/* stopped by the runtime, not for good: idle until `resume` */
+			s->pausing = false;
+			s->paused = true;
+			set_state(s, XR_SESSION_STATE_IDLE);
+		} else if (s->state == XR_SESSION_STATE_STOPPING) {
 			set_state(s, XR_SESSION_STATE_IDLE);
 			set_state(s, XR_SESSION_STATE_EXITING);
 		}
@@ -840,6 +868,9 @@ static XrResult XRAPI_CALL wait_frame(XrSession session, const XrFrameWaitInfo *
 		set_state(s, XR_SESSION_STATE_LOSS_PENDING);
 	} else if (s->exit_at >= 0 && predicted >= s->exit_at && !s->exit_requested) {
 		s->exit_requested = true;
+		wind_down(s);
+	} else if (script.pause_at >= 0.0 && script_time(s, predicted) >= script.pause_at && !s->paused && !s->pausing) {
+		s->pausing = true;
 		wind_down(s);
 	} else if (script.unfocus_at >= 0.0 && script_time(s, predicted) >= script.unfocus_at && !s->unfocused &&
 	           s->state == XR_SESSION_STATE_FOCUSED) {
