@@ -33,7 +33,7 @@ void cli_print_help(void)
 	    "  tela scenes               list the built-in scenes, one per line, name first\n"
 	    "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
 	    "                            time every integrator on square cloths (one core)\n"
-	    "  tela bench collisions [--csv FILE] [--seconds T]\n"
+	    "  tela bench collisions [--csv FILE] [--seconds T] [--threads N]\n"
 	    "                            collision pipeline stage timings, p50/p99 per step\n"
 	    "  tela bench latency [--seconds T] [--rate HZ]\n"
 	    "                            stylus sample arrival to the step that uses it, p50/p99\n"

@@ -72,6 +72,14 @@ typedef struct darray {
 	int count, capacity;
 } darray;
 
+/* What one block of a parallel loop produced, merged with the others in block order, so
+ * that the result is the sequential one whatever the number of workers. */
+typedef struct block_out {
+	darray vf, ee;    /* broad phase: candidate pairs */
+	darray contacts;  /* proximity: contact_rec */
+	bool failed;      /* out of memory */
+} block_out;
+
 struct sim_collide {
 	/* collision vertices: the cloth particles first, then every triangle obstacle's */
 	int nv, nv_capacity;
@@ -141,6 +149,12 @@ struct sim_collide {
 	 * none), so that the debug log can record each candidate once per substep. */
 	int new_vf, new_ee;
 	sim_debug_log *log; /* the world's, while it records pairs; NULL otherwise */
+	/* parallel loops: per-block outputs, the broad phase's traversal jobs (with the tree
+	 * pair of each), and what the CCD pre-pass found per candidate */
+	block_out *blocks;
+	int block_capacity;
+	darray jobs, job_scratch, job_trees;
+	darray pre_vf, pre_ee;
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -162,6 +176,36 @@ static bool reserve(darray *a, size_t elem, int needed)
 
 sim_collide *sim_collide_create(void) { return calloc(1, sizeof(sim_collide)); }
 
+/* Room for n block outputs, each emptied. */
+static bool reserve_blocks(sim_collide *c, int n)
+{
+	if (n > c->block_capacity) {
+		block_out *b = realloc(c->blocks, sizeof *b * (size_t)n);
+		if (!b)
+			return false;
+		memset(b + c->block_capacity, 0, sizeof *b * (size_t)(n - c->block_capacity));
+		c->blocks = b;
+		c->block_capacity = n;
+	}
+	for (int i = 0; i < n; i++) {
+		c->blocks[i].vf.count = c->blocks[i].ee.count = c->blocks[i].contacts.count = 0;
+		c->blocks[i].failed = false;
+	}
+	return true;
+}
+
+/* Appends src to dst. */
+static bool append(darray *dst, const darray *src, size_t elem)
+{
+	if (src->count == 0)
+		return true;
+	if (!reserve(dst, elem, dst->count + src->count))
+		return false;
+	memcpy((char *)dst->data + elem * (size_t)dst->count, src->data, elem * (size_t)src->count);
+	dst->count += src->count;
+	return true;
+}
+
 void sim_collide_destroy(sim_collide *c)
 {
 	if (!c)
@@ -178,6 +222,17 @@ void sim_collide_destroy(sim_collide *c)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
 		sim_bvh_destroy(c->trees[i]);
+	for (int i = 0; i < c->block_capacity; i++) {
+		free(c->blocks[i].vf.data);
+		free(c->blocks[i].ee.data);
+		free(c->blocks[i].contacts.data);
+	}
+	free(c->blocks);
+	free(c->jobs.data);
+	free(c->job_scratch.data);
+	free(c->job_trees.data);
+	free(c->pre_vf.data);
+	free(c->pre_ee.data);
 	free(c->trees);
 	free(c);
 }
@@ -527,6 +582,7 @@ static int mark_escaped(sim_collide *c, float h, float start_margin, float extra
 
 typedef struct broad_ctx {
 	sim_collide *c;
+	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
 	int tri;              /* a query: the triangle asking, and its owner */
 	int owner;
@@ -554,9 +610,9 @@ static inline bool vertex_in_box(const sim_collide *c, int v, const fbox *b)
  * apart (a vertex's box against the triangle's, an edge's against the edge's).  The
  * lists have room for the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge):
  * every candidate is written and kept or not by the count alone. */
-static bool triangle_pair(sim_collide *c, int ta, int tb)
+static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
-	if (!reserve(&c->vf, sizeof(pair), c->vf.count + 6) || !reserve(&c->ee, sizeof(pair), c->ee.count + 9))
+	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
 	const int *vs = c->own_vert_start.data, *es = c->own_edge_start.data;
 	const int *tri = c->tris.data;
@@ -564,8 +620,8 @@ static bool triangle_pair(sim_collide *c, int ta, int tb)
 	const int *vl = c->own_vert.data, *el = c->own_edge.data;
 	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
 	const int *A = &tri[3 * ta], *B = &tri[3 * tb];
-	pair *vf = c->vf.data, *ee = c->ee.data;
-	int nvf = c->vf.count, nee = c->ee.count;
+	pair *vf = vfa->data, *ee = eea->data;
+	int nvf = vfa->count, nee = eea->count;
 	for (int k = vs[ta]; k < vs[ta + 1]; k++) {
 		vf[nvf] = (pair){vl[k], tb};
 		nvf += !shares_vertex(B, vl[k]) & vertex_in_box(c, vl[k], &tbox[tb]);
@@ -584,8 +640,8 @@ static bool triangle_pair(sim_collide *c, int ta, int tb)
 			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[el[j]]);
 		}
 	}
-	c->vf.count = nvf;
-	c->ee.count = nee;
+	vfa->count = nvf;
+	eea->count = nee;
 	return true;
 }
 
@@ -593,7 +649,7 @@ static bool triangle_pair(sim_collide *c, int ta, int tb)
 static void on_triangle_pair(void *user, int ta, int tb)
 {
 	broad_ctx *ctx = user;
-	if (!triangle_pair(ctx->c, ta + ctx->first_a, tb + ctx->first_b))
+	if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, ta + ctx->first_a, tb + ctx->first_b))
 		ctx->failed = true;
 }
 
@@ -689,6 +745,51 @@ static bool owners_meet(const sim_collide *c, const sim_world *w, int a, int b)
 	return c->owner_rigid[b] || w->def.self_collisions;
 }
 
+/* Whether the loops below go through the world's task callbacks; without them (or with
+ * one worker) they run inline and write straight into the candidate lists. */
+static bool parallel(const sim_world *w) { return w->def.enqueue_task && w->def.worker_count > 1; }
+
+/* The traversals of the full broad phase, in jobs (sim_bvh_split): block k runs job k
+ * over the trees of owners job_trees[2 k] and [2 k + 1]. */
+typedef struct traverse_task {
+	sim_collide *c;
+	bool direct; /* inline: every job writes straight into c->vf and c->ee, in order */
+} traverse_task;
+
+static void traverse_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	traverse_task *t = ctx;
+	sim_collide *c = t->c;
+	const sim_bvh_job *jobs = c->jobs.data;
+	const int *trees = c->job_trees.data;
+	for (int k = start; k < end; k++) {
+		block_out *out = &c->blocks[k];
+		int a = trees[2 * k], b = trees[2 * k + 1];
+		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
+		                c->owner_first_tri[b], -1, -1, false};
+		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
+		out->failed |= bc.failed;
+	}
+}
+
+/* Appends every block's candidates to the lists, in block order. */
+static bool merge_candidates(sim_collide *c, int blocks)
+{
+	for (int k = 0; k < blocks; k++) {
+		const block_out *b = &c->blocks[k];
+		if (b->failed || !append(&c->vf, &b->vf, sizeof(pair)) || !append(&c->ee, &b->ee, sizeof(pair)))
+			return false;
+	}
+	return true;
+}
+
+/* Jobs per pair of trees when the traversal runs in parallel: enough that two to four
+ * workers share the uneven work evenly. */
+#define BROAD_JOBS 64
+/* Dirty triangles per block of an in-place refresh. */
+#define QUERY_BLOCK 32
+
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
  * rounding between the two tests. */
@@ -737,20 +838,35 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	c->lb_carry = false;
 	c->vf.count = c->ee.count = 0;
 	c->have_candidates = false;
-	broad_ctx ctx = {c, 0, 0, -1, -1, false};
+	/* Each pair of trees is traversed in jobs whose outputs, concatenated in order, are
+	 * the whole traversal's (sim_bvh_split): the same list for any number of workers. */
+	bool par = parallel(w);
+	int target = par ? BROAD_JOBS : 1, room = 4 * BROAD_JOBS, njobs = 0;
+	c->jobs.count = 0;
 	for (int a = 0; a < c->owner_count; a++) {
 		for (int b = a; b < c->owner_count; b++) {
 			if (!owners_meet(c, w, a, b))
 				continue;
-			ctx.first_a = c->owner_first_tri[a];
-			ctx.first_b = c->owner_first_tri[b];
-			if (a == b)
-				sim_bvh_self_pairs(c->trees[a], on_triangle_pair, &ctx);
-			else
-				sim_bvh_pairs(c->trees[a], c->trees[b], on_triangle_pair, &ctx);
+			if (!reserve(&c->jobs, sizeof(sim_bvh_job), njobs + room) ||
+			    !reserve(&c->job_scratch, sizeof(sim_bvh_job), room) ||
+			    !reserve(&c->job_trees, 2 * sizeof(int), njobs + room))
+				return false;
+			int n = sim_bvh_split(c->trees[a], c->trees[b], (sim_bvh_job *)c->jobs.data + njobs, c->job_scratch.data,
+			                      room, target);
+			int *trees = c->job_trees.data;
+			for (int k = njobs; k < njobs + n; k++)
+				trees[2 * k] = a, trees[2 * k + 1] = b;
+			njobs += n;
 		}
 	}
-	if (ctx.failed)
+	if (!reserve_blocks(c, njobs))
+		return false;
+	traverse_task task = {c, !par};
+	sim_parallel_for(w, traverse_range, njobs, 1, &task);
+	bool ok = true;
+	for (int k = 0; k < njobs; k++)
+		ok &= !c->blocks[k].failed;
+	if (!ok || (par && !merge_candidates(c, njobs)))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -770,6 +886,43 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	return true;
 }
 
+/* The in-place refresh's queries: block k asks for the dirty triangles list[QUERY_BLOCK k]
+ * on, each against every tree it meets. */
+typedef struct query_task {
+	sim_collide *c;
+	const sim_world *w;
+	const int *list;
+	int count;
+	bool direct; /* inline: straight into c->vf and c->ee */
+} query_task;
+
+static void on_query_hit(void *user, int t);
+
+static void query_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	query_task *q = ctx;
+	sim_collide *c = q->c;
+	const int *towner = c->tri_owner.data;
+	const fbox *tb = c->tri_box.data;
+	for (int blk = start; blk < end; blk++) {
+		block_out *out = &c->blocks[blk];
+		broad_ctx bc = {c, q->direct ? &c->vf : &out->vf, q->direct ? &c->ee : &out->ee, 0, 0, -1, -1, false};
+		int last = (blk + 1) * QUERY_BLOCK < q->count ? (blk + 1) * QUERY_BLOCK : q->count;
+		for (int k = blk * QUERY_BLOCK; k < last; k++) {
+			int t = q->list[k], o = towner[t];
+			bc.tri = t;
+			for (int b = 0; b < c->owner_count; b++) {
+				if (!owners_meet(c, q->w, o < b ? o : b, o < b ? b : o))
+					continue;
+				bc.owner = b;
+				sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &bc);
+			}
+		}
+		out->failed |= bc.failed;
+	}
+}
+
 /* A query's report: triangle t of tree `ctx->owner`, overlapping the dirty triangle
  * ctx->tri.  A pair of two dirty triangles is reported from both, and kept once: from
  * the lower owner, or within one tree from the lower index. */
@@ -783,11 +936,11 @@ static void on_query_hit(void *user, int t)
 	bool ok = true;
 	if (mine == ctx->owner) {
 		if (other != me && (!other_dirty || me < other))
-			ok = triangle_pair(c, me < other ? me : other, me < other ? other : me);
+			ok = triangle_pair(c, ctx->vf, ctx->ee, me < other ? me : other, me < other ? other : me);
 	} else if (mine < ctx->owner) {
-		ok = triangle_pair(c, me, other);
+		ok = triangle_pair(c, ctx->vf, ctx->ee, me, other);
 	} else if (!other_dirty) {
-		ok = triangle_pair(c, other, me);
+		ok = triangle_pair(c, ctx->vf, ctx->ee, other, me);
 	}
 	if (!ok)
 		ctx->failed = true;
@@ -884,22 +1037,18 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	drop_dirty(c);
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
-	const int *towner = c->tri_owner.data;
-	const fbox *tb = c->tri_box.data;
-	broad_ctx ctx = {c, 0, 0, -1, -1, false};
-	for (int k = 0; k < nd; k++) {
-		int t = list[k], o = towner[t];
-		ctx.tri = t;
-		for (int b = 0; b < c->owner_count; b++) {
-			if (!owners_meet(c, w, o < b ? o : b, o < b ? b : o))
-				continue;
-			ctx.owner = b;
-			sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &ctx);
-		}
-	}
+	bool par = parallel(w);
+	int nblocks = (nd + QUERY_BLOCK - 1) / QUERY_BLOCK;
+	if (!reserve_blocks(c, nblocks))
+		return false;
+	query_task task = {c, w, list, nd, !par};
+	sim_parallel_for(w, query_range, nblocks, 1, &task);
 	if (nt > 0)
 		memset(dirty, 0, (size_t)nt);
-	if (ctx.failed)
+	bool ok = true;
+	for (int k = 0; k < nblocks; k++)
+		ok &= !c->blocks[k].failed;
+	if (!ok || (par && !merge_candidates(c, nblocks)))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -1184,14 +1333,121 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	return false;
 }
 
-static int proximity(sim_collide *c, float h)
+/* Candidates per block of the contact search. */
+#define PROXIMITY_BLOCK 1024
+
+/* The contact search over the candidates, vertex-face pairs then edge-edge pairs as one
+ * sequence: block k finds the pairs closer than their separation among candidates
+ * [PROXIMITY_BLOCK k, PROXIMITY_BLOCK (k + 1)) and records them (with their weights,
+ * normal and distance) in its output, and updates their start-distance bounds; the
+ * impulses come after, in candidate order (proximity). */
+typedef struct proximity_task {
+	sim_collide *c;
+	bool carry; /* bounds carried over from x0_prev, less the moves */
+} proximity_task;
+
+static void proximity_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const proximity_task *pt = ctx;
+	sim_collide *c = pt->c;
+	bool carry = pt->carry;
+	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const double *mv = c->move;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
+	for (int blk = start; blk < end; blk++) {
+		block_out *out = &c->blocks[blk];
+		int first = blk * PROXIMITY_BLOCK, last = first + PROXIMITY_BLOCK < total ? first + PROXIMITY_BLOCK : total;
+		for (int q = first; q < (last < nvf ? last : nvf); q++) {
+			const int *t = &tri[3 * vf[q].b];
+			if (carry) {
+				double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
+				if (lb > ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6)) {
+					vf_lb[q] = lb;
+					continue;
+				}
+			}
+			double p[3], a[3], b[3], cc[3], wts[3];
+			to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
+			stencil s;
+			vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
+			double sep = pair_separation(c, &s);
+			if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
+				continue;
+			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
+			vf_lb[q] = sqrt(d2);
+			if (!(d2 < sep * sep))
+				continue;
+			double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
+			for (int k = 0; k < 3; k++) {
+				diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
+				e1[k] = b[k] - a[k];
+				e2[k] = cc[k] - a[k];
+			}
+			cross3(e1, e2, fn);
+			if (!unit_or(diff, fn, n))
+				continue;
+			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
+				out->failed = true;
+				return;
+			}
+			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			vf_stencil(c, &vf[q], wts, &r->s);
+			memcpy(r->n, n, sizeof r->n);
+			r->d = d, r->sep = sep, r->vertex_face = true;
+		}
+		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
+			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
+			if (carry) {
+				double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
+				            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
+				if (lb > ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6)) {
+					ee_lb[q] = lb;
+					continue;
+				}
+			}
+			double p0[3], p1[3], q0[3], q1[3], u, v;
+			to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
+			stencil s;
+			ee_stencil(c, &ee[q], 0.5, 0.5, &s);
+			double sep = pair_separation(c, &s);
+			if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
+				continue;
+			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
+			ee_lb[q] = sqrt(d2);
+			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
+				continue; /* an end point: the vertex-face pairs cover it */
+			double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
+			for (int k = 0; k < 3; k++) {
+				diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
+				da[k] = p1[k] - p0[k];
+				db[k] = q1[k] - q0[k];
+			}
+			cross3(da, db, cr);
+			if (!unit_or(diff, cr, n))
+				continue;
+			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
+				out->failed = true;
+				return;
+			}
+			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			ee_stencil(c, &ee[q], u, v, &r->s);
+			memcpy(r->n, n, sizeof r->n);
+			r->d = d, r->sep = sep, r->vertex_face = false;
+		}
+	}
+}
+
+/* Returns the contacts that got an impulse, or -1 when out of memory. */
+static int proximity(sim_collide *c, const sim_world *w, float h)
 {
 	int contacts = 0;
 	c->rigid_contacts.count = 0;
 	sim_debug_log *log = c->log;
-	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	bool carry = c->lb_carry;
-	const double *mv = c->move;
 	if (carry)
 		for (int i = 0; i < c->nv; i++) {
 			double d2 = 0.0;
@@ -1201,79 +1457,24 @@ static int proximity(sim_collide *c, float h)
 			}
 			c->move[i] = sqrt(d2);
 		}
-	const pair *vf = c->vf.data, *ee = c->ee.data;
-	const int *tri = c->tris.data;
-	const int(*edges)[2] = c->edges.data;
-	for (int q = 0; q < c->vf.count; q++) {
-		const int *t = &tri[3 * vf[q].b];
-		if (carry) {
-			double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
-			if (lb > ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6)) {
-				vf_lb[q] = lb;
-				continue;
-			}
+	int total = c->vf.count + c->ee.count, nblocks = (total + PROXIMITY_BLOCK - 1) / PROXIMITY_BLOCK;
+	if (!reserve_blocks(c, nblocks))
+		return -1;
+	proximity_task task = {c, carry};
+	sim_parallel_for(w, proximity_range, nblocks, 1, &task);
+	/* the impulses of the contacts found, in candidate order (each reads vbar, which the
+	 * sweep leaves alone until apply_accumulated, and adds to acc) */
+	for (int k = 0; k < nblocks; k++) {
+		const block_out *b = &c->blocks[k];
+		if (b->failed)
+			return -1;
+		const rigid_contact *r = b->contacts.data;
+		for (int q = 0; q < b->contacts.count; q++) {
+			bool got = contact_or_defer(c, &r[q].s, r[q].vertex_face, r[q].n, r[q].d, r[q].sep, h);
+			contacts += got;
+			if (got && log)
+				log_stencil(log, SIM_PAIR_PROXIMITY, r[q].vertex_face, &r[q].s);
 		}
-		double p[3], a[3], b[3], cc[3], wts[3];
-		to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
-		stencil s;
-		vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
-		double sep = pair_separation(c, &s);
-		if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
-			continue;
-		double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
-		vf_lb[q] = sqrt(d2);
-		if (!(d2 < sep * sep))
-			continue;
-		double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
-		for (int k = 0; k < 3; k++) {
-			diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
-			e1[k] = b[k] - a[k];
-			e2[k] = cc[k] - a[k];
-		}
-		cross3(e1, e2, fn);
-		if (!unit_or(diff, fn, n))
-			continue;
-		vf_stencil(c, &vf[q], wts, &s);
-		bool got = contact_or_defer(c, &s, true, n, d, sep, h);
-		contacts += got;
-		if (got && log)
-			log_stencil(log, SIM_PAIR_PROXIMITY, true, &s);
-	}
-	for (int q = 0; q < c->ee.count; q++) {
-		const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
-		if (carry) {
-			double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
-			            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
-			if (lb > ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6)) {
-				ee_lb[q] = lb;
-				continue;
-			}
-		}
-		double p0[3], p1[3], q0[3], q1[3], u, v;
-		to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
-		stencil s;
-		ee_stencil(c, &ee[q], 0.5, 0.5, &s);
-		double sep = pair_separation(c, &s);
-		if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
-			continue;
-		double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
-		ee_lb[q] = sqrt(d2);
-		if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
-			continue; /* an end point: the vertex-face pairs cover it */
-		double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
-		for (int k = 0; k < 3; k++) {
-			diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
-			da[k] = p1[k] - p0[k];
-			db[k] = q1[k] - q0[k];
-		}
-		cross3(da, db, cr);
-		if (!unit_or(diff, cr, n))
-			continue;
-		ee_stencil(c, &ee[q], u, v, &s);
-		bool got = contact_or_defer(c, &s, false, n, d, sep, h);
-		contacts += got;
-		if (got && log)
-			log_stencil(log, SIM_PAIR_PROXIMITY, false, &s);
 	}
 	apply_accumulated(c);
 	/* Contacts with a side that cannot move (the floor under a pile) act on the result
@@ -1546,7 +1747,7 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 }
 
 /* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
-static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
+static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
 	int hits = 0;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
@@ -1562,6 +1763,119 @@ static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
+		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+	}
+	return hits;
+}
+
+/* What the parallel pre-pass found for a candidate, from the state at the sweep's start. */
+enum { PRE_SKIP, PRE_CLEAR, PRE_HIT };
+
+typedef struct prepass_task {
+	const sim_collide *c;
+	float h;
+	bool incremental;
+} prepass_task;
+
+/* Candidates per range of the pre-pass, at least. */
+#define PREPASS_RANGE 512
+
+/* sweep_pair's decision without its effects, over candidates [start, end) of vertex-face
+ * then edge-edge pairs as one sequence. */
+static void prepass_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const prepass_task *pt = ctx;
+	const sim_collide *c = pt->c;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	unsigned char *pre_vf = c->pre_vf.data, *pre_ee = c->pre_ee.data;
+	int nvf = c->vf.count;
+	for (int k = start; k < end; k++) {
+		bool vertex_face = k < nvf;
+		int q = vertex_face ? k : k - nvf, idx[4], state;
+		double lb;
+		const pair *p;
+		if (vertex_face) {
+			const int *t = &tri[3 * vf[q].b];
+			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+			state = vf_state[q], lb = vf_lb[q], p = &vf[q];
+		} else {
+			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
+			state = ee_state[q], lb = ee_lb[q], p = &ee[q];
+		}
+		unsigned char r = PRE_CLEAR;
+		if (pt->incremental && !stale(c, state, idx[0], idx[1], idx[2], idx[3])) {
+			r = PRE_SKIP;
+		} else {
+			bool far = false;
+			if (pt->incremental) {
+				int split = vertex_face ? 1 : 2;
+				double da = 0.0, db = 0.0;
+				for (int j = 0; j < 4; j++) {
+					double d = c->disp[idx[j]];
+					if (j < split)
+						da = d > da ? d : da;
+					else
+						db = d > db ? d : db;
+				}
+				far = apart(lb, da, db);
+			}
+			stencil s;
+			double n[3];
+			if (!far && detect(c, vertex_face, p, pt->h, &s, n))
+				r = PRE_HIT;
+		}
+		(vertex_face ? pre_vf : pre_ee)[q] = r;
+	}
+}
+
+/* The serial sweep's result with the candidates tested in parallel first.  detect and
+ * the skips read only the candidate's four vertices (x0, vbar, disp, vstamp) and its own
+ * state, and a sweep changes vertices only through impulses, which stamp them: so a
+ * candidate none of whose vertices took an impulse earlier in the sweep gets the
+ * pre-pass's result, and the in-order walk re-runs only the others and the hits (which
+ * need their impulses now).  Bit for bit sweep_serial's result. */
+static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool incremental, hit_fn on_hit,
+                 void *user)
+{
+	int total = c->vf.count + c->ee.count;
+	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre_vf, 1, c->vf.count) ||
+	    !reserve(&c->pre_ee, 1, c->ee.count))
+		return sweep_serial(c, h, respond, incremental, on_hit, user);
+	prepass_task task = {c, h, incremental};
+	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
+	int hits = 0, clock0 = c->clock;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const unsigned char *pre_vf = c->pre_vf.data, *pre_ee = c->pre_ee.data;
+	const int *tri = c->tris.data, *vs = c->vstamp;
+	const int(*edges)[2] = c->edges.data;
+	for (int q = 0; q < c->vf.count; q++) {
+		const int *t = &tri[3 * vf[q].b];
+		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
+		if (!touched && pre_vf[q] != PRE_HIT) {
+			if (pre_vf[q] == PRE_CLEAR)
+				vf_state[q] = c->clock;
+			continue;
+		}
+		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
+	}
+	for (int q = 0; q < c->ee.count; q++) {
+		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
+		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
+		if (!touched && pre_ee[q] != PRE_HIT) {
+			if (pre_ee[q] == PRE_CLEAR)
+				ee_state[q] = c->clock;
+			continue;
+		}
 		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
 	return hits;
@@ -1867,7 +2181,10 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		log_candidates(c, SIM_PAIR_BROAD_PROXIMITY, 0, 0);
 	forget_results(c, true);
 	int64_t t0 = sim_now_ns();
-	st->contacts += proximity(c, h);
+	int contacts = proximity(c, w, h);
+	if (contacts < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	st->contacts += contacts;
 	int pushed = obstacle_pass(c, w, h);
 	st->contacts += pushed;
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
@@ -1889,7 +2206,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
 		int64_t t1 = sim_now_ns();
 		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
-		hits = sweep(c, h, respond, true, NULL, NULL);
+		hits = sweep(c, w, h, respond, true, NULL, NULL);
 		st->stage_us[SIM_STAGE_CCD] += (double)(sim_now_ns() - t1) * 1e-3;
 		if (respond)
 			st->collisions += hits;
@@ -1907,7 +2224,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		int zones = 0;
 		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
 			hits = 0;
-			sweep(c, h, false, false, merge_hit, &hits);
+			sweep(c, w, h, false, false, merge_hit, &hits);
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);
