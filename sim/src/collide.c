@@ -1706,6 +1706,32 @@ static bool apart(double lb, double da, double db)
 	return lb - da - db > 2.0 * CCD_GAP;
 }
 
+/* The largest displacement of a vertex of one side relative to one of the other over the
+ * substep (vertices [0, split) are one side).  Every point of a primitive is a fixed
+ * convex combination of its vertices, so the two primitives' closest points approach by
+ * at most this much: two primitives lb apart at the start stay lb - M apart.  Sheets that
+ * slide along themselves (a cloth falling past its own folds) move far but together, so
+ * this keeps them apart where the absolute displacements (apart) cannot. */
+static double relative_reach(const sim_collide *c, const int idx[4], int split, float h)
+{
+	double d[4][3];
+	for (int k = 0; k < 4; k++) {
+		double e[3];
+		end_position(c, idx[k], h, e);
+		for (int j = 0; j < 3; j++)
+			d[k][j] = e[j] - (double)c->x0[idx[k]][j];
+	}
+	double m2 = 0.0;
+	for (int i = 0; i < split; i++) {
+		for (int j = split; j < 4; j++) {
+			double r[3] = {d[i][0] - d[j][0], d[i][1] - d[j][1], d[i][2] - d[j][2]};
+			double q = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+			m2 = q > m2 ? q : m2;
+		}
+	}
+	return sqrt(m2);
+}
+
 /* One candidate of a sweep, its vertices in idx (the first `split` on one side):
  * true on an approaching hit, which gets its impulse (respond) or goes to on_hit.  With
  * incremental, a candidate that cannot have changed since it was last found clear is
@@ -1726,7 +1752,7 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 			else
 				db = d > db ? d : db;
 		}
-		if (apart(lb, da, db)) {
+		if (apart(lb, da, db) || lb - relative_reach(c, idx, split, h) > 2.0 * CCD_GAP) {
 			*state = c->clock;
 			return false;
 		}
@@ -1823,7 +1849,7 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 					else
 						db = d > db ? d : db;
 				}
-				far = apart(lb, da, db);
+				far = apart(lb, da, db) || lb - relative_reach(c, idx, split, pt->h) > 2.0 * CCD_GAP;
 			}
 			stencil s;
 			double n[3];
