@@ -145,6 +145,7 @@ struct sim_collide {
 	bool lb_carry;    /* vf_lb and ee_lb hold bounds for the positions in x0_prev */
 	vec4 *x0_prev;
 	double *move;
+	double (*movev)[3]; /* x0 - x0_prev: the moves as vectors, for relative bounds */
 	/* The first candidates the last refresh_candidates added (the counts when it added
 	 * none), so that the debug log can record each candidate once per substep. */
 	int new_vf, new_ee;
@@ -215,7 +216,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
-	                  c->x0_prev, c->move, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
+	                  c->x0_prev, c->move, c->movev, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
 	                  c->edge_tri.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -279,6 +280,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->box_hi);
 	GROW(c->disp);
 	GROW(c->move);
+	GROW(c->movev);
 	GROW(c->zone);
 	GROW(c->vstamp);
 	GROW(c->vert_tri);
@@ -1333,6 +1335,24 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	return false;
 }
 
+/* The largest move since x0_prev of a vertex of one side relative to one of the other
+ * (vertices [0, split) are one side): as for relative_reach, two primitives lb apart at
+ * x0_prev are at least lb minus this apart at x0, since every point of either is the
+ * same convex combination of its vertices in both configurations. */
+static double relative_move(const sim_collide *c, const int idx[4], int split)
+{
+	double m2 = 0.0;
+	for (int i = 0; i < split; i++) {
+		for (int j = split; j < 4; j++) {
+			const double *a = c->movev[idx[i]], *b = c->movev[idx[j]];
+			double r[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+			double q = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+			m2 = q > m2 ? q : m2;
+		}
+	}
+	return sqrt(m2);
+}
+
 /* Candidates per block of the contact search. */
 #define PROXIMITY_BLOCK 1024
 
@@ -1365,9 +1385,18 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			const int *t = &tri[3 * vf[q].b];
 			if (carry) {
 				double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
-				if (lb > ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6)) {
+				double thr = ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6);
+				if (lb > thr) {
 					vf_lb[q] = lb;
 					continue;
+				}
+				if (vf_lb[q] > thr) { /* moved far, but maybe together */
+					const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+					lb = vf_lb[q] - relative_move(c, idx, 1);
+					if (lb > thr) {
+						vf_lb[q] = lb;
+						continue;
+					}
 				}
 			}
 			double p[3], a[3], b[3], cc[3], wts[3];
@@ -1404,9 +1433,18 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			if (carry) {
 				double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
 				            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
-				if (lb > ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6)) {
+				double thr = ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6);
+				if (lb > thr) {
 					ee_lb[q] = lb;
 					continue;
+				}
+				if (ee_lb[q] > thr) {
+					const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
+					lb = ee_lb[q] - relative_move(c, idx, 2);
+					if (lb > thr) {
+						ee_lb[q] = lb;
+						continue;
+					}
 				}
 			}
 			double p0[3], p1[3], q0[3], q1[3], u, v;
@@ -1453,6 +1491,7 @@ static int proximity(sim_collide *c, const sim_world *w, float h)
 			double d2 = 0.0;
 			for (int k = 0; k < 3; k++) {
 				double d = (double)c->x0[i][k] - (double)c->x0_prev[i][k];
+				c->movev[i][k] = d;
 				d2 += d * d;
 			}
 			c->move[i] = sqrt(d2);
