@@ -67,6 +67,16 @@ typedef struct pair {
 
 typedef sim_box fbox;
 
+/* What a triangle owns, with the vertex indices the broad phase's sharing tests need, in
+ * one 64-byte record: a triangle pair then reads two records, not six arrays. */
+typedef struct tri_own {
+	int tri[3];     /* the triangle's vertices */
+	int v[3];       /* the vertices it owns (nv of them) */
+	int e[3];       /* the edges it owns (ne of them) */
+	int ev[3][2];   /* their end vertices */
+	unsigned char nv, ne;
+} tri_own;
+
 typedef struct darray {
 	void *data;
 	int count, capacity;
@@ -112,6 +122,7 @@ struct sim_collide {
 	darray own_vert_start, own_vert; /* CSR: triangle -> the vertices it owns */
 	darray own_edge_start, own_edge; /* CSR: triangle -> the edges it owns */
 	darray edge_tri;  /* int: the triangle that owns each edge */
+	darray own;       /* tri_own per triangle: what triangle_pair reads, in one place */
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -218,7 +229,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->movev, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
-	                  c->edge_tri.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
+	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -366,6 +377,23 @@ static bool assign_owners(sim_collide *c, int nv, int nt, int ne)
 			c->vert_tri[vl[k]] = t;
 		for (int k = es[t]; k < es[t + 1]; k++)
 			et[el[k]] = t;
+	}
+	if (!reserve(&c->own, sizeof(tri_own), nt))
+		return false;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	tri_own *own = c->own.data;
+	for (int t = 0; t < nt; t++) {
+		tri_own *o = &own[t];
+		memset(o, 0, sizeof *o);
+		memcpy(o->tri, &tri[3 * t], sizeof o->tri);
+		for (int k = vs[t]; k < vs[t + 1]; k++)
+			o->v[o->nv++] = vl[k];
+		for (int k = es[t]; k < es[t + 1]; k++) {
+			o->ev[o->ne][0] = edges[el[k]][0];
+			o->ev[o->ne][1] = edges[el[k]][1];
+			o->e[o->ne++] = el[k];
+		}
 	}
 	if (nt > 0)
 		memset(c->tri_dirty.data, 0, (size_t)nt);
@@ -616,30 +644,25 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 {
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
-	const int *vs = c->own_vert_start.data, *es = c->own_edge_start.data;
-	const int *tri = c->tris.data;
-	const int(*edges)[2] = c->edges.data;
-	const int *vl = c->own_vert.data, *el = c->own_edge.data;
+	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
 	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
-	const int *A = &tri[3 * ta], *B = &tri[3 * tb];
 	pair *vf = vfa->data, *ee = eea->data;
 	int nvf = vfa->count, nee = eea->count;
-	for (int k = vs[ta]; k < vs[ta + 1]; k++) {
-		vf[nvf] = (pair){vl[k], tb};
-		nvf += !shares_vertex(B, vl[k]) & vertex_in_box(c, vl[k], &tbox[tb]);
+	for (int k = 0; k < A->nv; k++) {
+		vf[nvf] = (pair){A->v[k], tb};
+		nvf += !shares_vertex(B->tri, A->v[k]) & vertex_in_box(c, A->v[k], &tbox[tb]);
 	}
-	for (int k = vs[tb]; k < vs[tb + 1]; k++) {
-		vf[nvf] = (pair){vl[k], ta};
-		nvf += !shares_vertex(A, vl[k]) & vertex_in_box(c, vl[k], &tbox[ta]);
+	for (int k = 0; k < B->nv; k++) {
+		vf[nvf] = (pair){B->v[k], ta};
+		nvf += !shares_vertex(A->tri, B->v[k]) & vertex_in_box(c, B->v[k], &tbox[ta]);
 	}
-	int ea1 = es[ta + 1], eb0 = es[tb], eb1 = es[tb + 1];
-	for (int i = es[ta]; i < ea1; i++) {
-		const int *p = edges[el[i]];
-		const fbox *bp = &ebox[el[i]];
-		for (int j = eb0; j < eb1; j++) {
-			const int *q = edges[el[j]];
-			ee[nee] = (pair){el[i], el[j]};
-			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[el[j]]);
+	for (int i = 0; i < A->ne; i++) {
+		const int *p = A->ev[i];
+		const fbox *bp = &ebox[A->e[i]];
+		for (int j = 0; j < B->ne; j++) {
+			const int *q = B->ev[j];
+			ee[nee] = (pair){A->e[i], B->e[j]};
+			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[B->e[j]]);
 		}
 	}
 	vfa->count = nvf;
