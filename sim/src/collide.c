@@ -728,16 +728,39 @@ static void forget_results(sim_collide *c, bool keep_bounds)
 
 /* Gives every new candidate that was an old one its old start-distance bound (the
  * others keep 0): the old pairs are indexed by their first primitive (counting sort),
- * and each new pair looks among the few old ones with the same first primitive. */
-static bool carry_bounds(sim_collide *c, const darray *old, const double *old_lb, const darray *cur, double *lb,
-                         int keys)
+ * and each new pair looks among the few old ones with the same first primitive.  The
+ * lookups read the index only, so ranges of new pairs run in parallel. */
+typedef struct carry_task {
+	const pair *old, *cur;
+	const double *old_lb;
+	double *lb;
+	const int *start, *items;
+} carry_task;
+
+static void carry_range(int first, int last, int worker, void *ctx)
+{
+	(void)worker;
+	const carry_task *t = ctx;
+	for (int q = first; q < last; q++) {
+		int a = t->cur[q].a;
+		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
+			if (t->old[t->items[j]].b == t->cur[q].b) {
+				t->lb[q] = t->old_lb[t->items[j]];
+				break;
+			}
+		}
+	}
+}
+
+static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
+                         const darray *cur, double *lb, int keys)
 {
 	if (old->count == 0 || cur->count == 0)
 		return true;
 	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(int), old->count))
 		return false;
 	int *start = c->key_start.data, *items = c->key_items.data;
-	const pair *op = old->data, *np = cur->data;
+	const pair *op = old->data;
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
 	for (int q = 0; q < old->count; q++)
 		start[op[q].a + 1]++;
@@ -746,15 +769,8 @@ static bool carry_bounds(sim_collide *c, const darray *old, const double *old_lb
 	for (int q = 0; q < old->count; q++)
 		items[start[op[q].a]++] = q;
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	for (int q = 0; q < cur->count; q++) {
-		int a = np[q].a;
-		for (int j = a ? start[a - 1] : 0; j < start[a]; j++) {
-			if (op[items[j]].b == np[q].b) {
-				lb[q] = old_lb[items[j]];
-				break;
-			}
-		}
-	}
+	carry_task task = {op, cur->data, old_lb, lb, start, items};
+	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
 
@@ -900,8 +916,8 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	c->candidates_self = w->def.self_collisions;
 	forget_results(c, false);
 	if (carry) {
-		if (!carry_bounds(c, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
-		    !carry_bounds(c, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
+		if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
+		    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
 			forget_results(c, false);
 			return false;
 		}
@@ -2122,120 +2138,174 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 
 /* ---- exact-distance obstacles --------------------------------------------------------------- */
 
+/* One free cloth vertex against one obstacle (obstacle_pass); returns the changes made. */
+typedef struct obstacle_motion {
+	const sim_obstacle *ob;
+	int index;
+	vec3 p0, p1;
+	versor q0, q1;
+	double m0[3][3], m1[3][3]; /* the rotations at the start and the end */
+	float h;
+} obstacle_motion;
+
+static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
+{
+	const sim_obstacle *ob = om->ob;
+	const float h = om->h;
+	const float *p0 = om->p0, *p1 = om->p1;
+	int touched = 0;
+	float sep = c->sep[i] + ob->def.thickness;
+	vec3 a, b, n0, n1;
+	glm_vec3_copy(c->x0[i], a);
+	for (int j = 0; j < 3; j++)
+		b[j] = c->x0[i][j] + h * c->vbar[i][j];
+	float d0 = sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
+	float d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	float travel = glm_vec3_distance(a, b) + glm_vec3_distance((float *)p0, (float *)p1);
+	if (d0 > sep + travel && d1 > sep)
+		return 0; /* cannot have come near: distance is 1-Lipschitz */
+	if (c->log)
+		sim_debug_record(c->log, SIM_PAIR_BROAD_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, om->index, -1, -1);
+	/* earliest t with distance < sep: bisection on the pose-interpolated path */
+	float t_hit = -1.0f;
+	vec3 n;
+	if (d0 < sep) {
+		t_hit = 0.0f;
+		glm_vec3_copy(n0, n);
+	} else {
+		float lo = 0.0f, hi = 1.0f;
+		bool below = d1 < sep;
+		if (!below) { /* a minimum below sep inside the step? coarse samples */
+			for (int sample = 1; sample < 8 && !below; sample++) {
+				float t = (float)sample / 8.0f;
+				vec3 pt, pp, nn;
+				versor qt;
+				for (int j = 0; j < 3; j++)
+					pt[j] = a[j] + t * (b[j] - a[j]);
+				sim_obstacle_pose_at(ob, t * h, pp, qt);
+				if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep) {
+					below = true;
+					hi = t;
+				}
+			}
+		}
+		if (!below)
+			return 0;
+		for (int it = 0; it < 24; it++) {
+			float mid = 0.5f * (lo + hi);
+			vec3 pt, pp, nn;
+			versor qt;
+			for (int j = 0; j < 3; j++)
+				pt[j] = a[j] + mid * (b[j] - a[j]);
+			sim_obstacle_pose_at(ob, mid * h, pp, qt);
+			if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		t_hit = lo;
+		vec3 pt, pp;
+		versor qt;
+		for (int j = 0; j < 3; j++)
+			pt[j] = a[j] + t_hit * (b[j] - a[j]);
+		sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
+		sim_obstacle_distance(ob, pp, qt, pt, n);
+	}
+	/* relative velocity at the hit, against the obstacle's material point */
+	vec3 at, pp, vo;
+	versor qt;
+	for (int j = 0; j < 3; j++)
+		at[j] = a[j] + t_hit * (b[j] - a[j]);
+	sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
+	sim_obstacle_point_velocity(ob, pp, at, vo);
+	vec3 vr;
+	glm_vec3_sub(c->vbar[i], vo, vr);
+	float vn = glm_vec3_dot(vr, n);
+	if (vn < 0.0f) {
+		vec3 vt;
+		for (int j = 0; j < 3; j++)
+			vt[j] = vr[j] - vn * n[j];
+		float vt_len = glm_vec3_norm(vt);
+		float mu = sqrtf(c->mu[i] * ob->def.friction);
+		float cut = vt_len > 0.0f ? fminf(mu * -vn / vt_len, 1.0f) : 0.0f;
+		for (int j = 0; j < 3; j++)
+			c->vbar[i][j] = vo[j] + (1.0f - cut) * vt[j];
+		touched++;
+	}
+	/* whatever remains, the vertex must end at least sep outside */
+	for (int j = 0; j < 3; j++)
+		b[j] = c->x0[i][j] + h * c->vbar[i][j];
+	d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	if (d1 < sep) {
+		/* 1e-6 beyond, so float rounding of the end position cannot undo it */
+		float push = sep - d1 + 1e-6f;
+		for (int j = 0; j < 3; j++)
+			c->vbar[i][j] += push * n1[j] / h;
+		touched++;
+	}
+	if (touched && c->log)
+		sim_debug_record(c->log, SIM_PAIR_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, om->index, -1, -1);
+	return touched;
+}
+
+/* Vertices per block of the obstacle pass. */
+#define OBSTACLE_BLOCK 512
+
+typedef struct obstacle_task {
+	sim_collide *c;
+	const obstacle_motion *om;
+	int n;            /* cloth vertices */
+	int *touched;     /* per block */
+} obstacle_task;
+
+static void obstacle_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	obstacle_task *t = ctx;
+	for (int blk = start; blk < end; blk++) {
+		int first = blk * OBSTACLE_BLOCK, last = first + OBSTACLE_BLOCK < t->n ? first + OBSTACLE_BLOCK : t->n;
+		int touched = 0;
+		for (int i = first; i < last; i++)
+			if (t->c->x0[i][3] != 0.0f)
+				touched += obstacle_vertex(t->c, t->om, i);
+		t->touched[blk] = touched;
+	}
+}
+
 /* Keeps every free cloth vertex outside planes, spheres and capsules over its whole
  * path: the first time its distance falls below the separation, its velocity relative
  * to the obstacle loses the normal approach and friction acts on the rest; a vertex
- * that would end too close is moved out along the normal.  Returns the number of
- * vertices changed. */
+ * that would end too close is moved out along the normal.  Each vertex is on its own,
+ * so blocks of vertices run in parallel (but in order while the debug log records).
+ * Returns the number of changes made. */
 static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 {
 	int touched = 0;
+	int nblocks = (w->n + OBSTACLE_BLOCK - 1) / OBSTACLE_BLOCK;
+	int counts_local[64], *counts = nblocks <= 64 ? counts_local : malloc(sizeof(int) * (size_t)nblocks);
 	for (int k = 0; k < w->obstacle_count; k++) {
 		const sim_obstacle *ob = &w->obstacles[k];
 		if (sim_obstacle_has_triangles(ob))
 			continue;
-		vec3 p0, p1;
-		versor q0, q1;
-		glm_vec3_copy((float *)ob->position, p0);
-		glm_vec4_copy((float *)ob->orientation, q0);
-		sim_obstacle_pose_at(ob, h, p1, q1);
-		for (int i = 0; i < w->n; i++) {
-			if (c->x0[i][3] == 0.0f)
-				continue;
-			float sep = c->sep[i] + ob->def.thickness;
-			vec3 a, b, n0, n1;
-			glm_vec3_copy(c->x0[i], a);
-			for (int j = 0; j < 3; j++)
-				b[j] = c->x0[i][j] + h * c->vbar[i][j];
-			float d0 = sim_obstacle_distance(ob, p0, q0, a, n0);
-			float d1 = sim_obstacle_distance(ob, p1, q1, b, n1);
-			float travel = glm_vec3_distance(a, b) + glm_vec3_distance(p0, p1);
-			if (d0 > sep + travel && d1 > sep)
-				continue; /* cannot have come near: distance is 1-Lipschitz */
-			if (c->log)
-				sim_debug_record(c->log, SIM_PAIR_BROAD_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
-			int touched_before = touched;
-			/* earliest t with distance < sep: bisection on the pose-interpolated path */
-			float t_hit = -1.0f;
-			vec3 n;
-			if (d0 < sep) {
-				t_hit = 0.0f;
-				glm_vec3_copy(n0, n);
-			} else {
-				float lo = 0.0f, hi = 1.0f;
-				bool below = d1 < sep;
-				if (!below) { /* a minimum below sep inside the step? coarse samples */
-					for (int sample = 1; sample < 8 && !below; sample++) {
-						float t = (float)sample / 8.0f;
-						vec3 pt, pp, nn;
-						versor qt;
-						for (int j = 0; j < 3; j++)
-							pt[j] = a[j] + t * (b[j] - a[j]);
-						sim_obstacle_pose_at(ob, t * h, pp, qt);
-						if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep) {
-							below = true;
-							hi = t;
-						}
-					}
-				}
-				if (!below)
-					continue;
-				for (int it = 0; it < 24; it++) {
-					float mid = 0.5f * (lo + hi);
-					vec3 pt, pp, nn;
-					versor qt;
-					for (int j = 0; j < 3; j++)
-						pt[j] = a[j] + mid * (b[j] - a[j]);
-					sim_obstacle_pose_at(ob, mid * h, pp, qt);
-					if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep)
-						hi = mid;
-					else
-						lo = mid;
-				}
-				t_hit = lo;
-				vec3 pt, pp;
-				versor qt;
-				for (int j = 0; j < 3; j++)
-					pt[j] = a[j] + t_hit * (b[j] - a[j]);
-				sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-				sim_obstacle_distance(ob, pp, qt, pt, n);
-			}
-			/* relative velocity at the hit, against the obstacle's material point */
-			vec3 at, pp, vo;
-			versor qt;
-			for (int j = 0; j < 3; j++)
-				at[j] = a[j] + t_hit * (b[j] - a[j]);
-			sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-			sim_obstacle_point_velocity(ob, pp, at, vo);
-			vec3 vr;
-			glm_vec3_sub(c->vbar[i], vo, vr);
-			float vn = glm_vec3_dot(vr, n);
-			if (vn < 0.0f) {
-				vec3 vt;
-				for (int j = 0; j < 3; j++)
-					vt[j] = vr[j] - vn * n[j];
-				float vt_len = glm_vec3_norm(vt);
-				float mu = sqrtf(c->mu[i] * ob->def.friction);
-				float cut = vt_len > 0.0f ? fminf(mu * -vn / vt_len, 1.0f) : 0.0f;
-				for (int j = 0; j < 3; j++)
-					c->vbar[i][j] = vo[j] + (1.0f - cut) * vt[j];
-				touched++;
-			}
-			/* whatever remains, the vertex must end at least sep outside */
-			for (int j = 0; j < 3; j++)
-				b[j] = c->x0[i][j] + h * c->vbar[i][j];
-			d1 = sim_obstacle_distance(ob, p1, q1, b, n1);
-			if (d1 < sep) {
-				/* 1e-6 beyond, so float rounding of the end position cannot undo it */
-				float push = sep - d1 + 1e-6f;
-				for (int j = 0; j < 3; j++)
-					c->vbar[i][j] += push * n1[j] / h;
-				touched++;
-			}
-			if (touched != touched_before && c->log)
-				sim_debug_record(c->log, SIM_PAIR_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
+		obstacle_motion om = {.ob = ob, .index = k, .h = h};
+		glm_vec3_copy((float *)ob->position, om.p0);
+		glm_vec4_copy((float *)ob->orientation, om.q0);
+		sim_obstacle_pose_at(ob, h, om.p1, om.q1);
+		sim_obstacle_frame(om.q0, om.m0);
+		sim_obstacle_frame(om.q1, om.m1);
+		if (c->log || !counts) {
+			for (int i = 0; i < w->n; i++)
+				if (c->x0[i][3] != 0.0f)
+					touched += obstacle_vertex(c, &om, i);
+			continue;
 		}
+		obstacle_task task = {c, &om, w->n, counts};
+		sim_parallel_for(w, obstacle_range, nblocks, 1, &task);
+		for (int blk = 0; blk < nblocks; blk++)
+			touched += counts[blk];
 	}
+	if (counts != counts_local)
+		free(counts);
 	return touched;
 }
 

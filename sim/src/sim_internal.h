@@ -269,6 +269,11 @@ void sim_obstacle_world_vertices(const sim_obstacle *o, const vec3 position, con
  * open mesh, the unsigned distance) and the outward unit normal at the closest point. */
 float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const versor orientation, const vec3 p,
                             vec3 out_normal);
+/* The same with the orientation's rotation matrix computed once (sim_obstacle_frame) for
+ * many points: the same bits as sim_obstacle_distance. */
+void sim_obstacle_frame(const versor orientation, double out_rotation[3][3]);
+float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const double rotation[3][3], const vec3 p,
+                               vec3 out_normal);
 /* Velocity of the obstacle's material point at p (linear + angular x (p - position)). */
 void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out);
 
