@@ -57,6 +57,8 @@ void cli_print_help(void)
 	    "                      (default: the scene's, symplectic for the built-in scenes)\n"
 	    "  --dt S              fixed simulation step in seconds (default: the scene's, 0.001)\n"
 	    "  --substeps N        integrator steps per simulation step (default 1)\n"
+	    "  --threads N         run the simulation's parallel loops on N threads (default 1;\n"
+	    "                      the results are the same bits for every N)\n"
 	    "  --steps N           number of steps to run\n"
 	    "  --seconds T         simulated time to run (default: the scene's); not with --steps\n"
 	    "  --stats FILE.csv    one row per step: step,t,kinetic,potential,total,max_strain,\n"
