@@ -1834,6 +1834,11 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 			*state = c->clock;
 			return false;
 		}
+	} else if (lb - relative_reach(c, idx, vertex_face ? 1 : 2, h) > 2.0 * CCD_GAP) {
+		/* the fail-safe's sweeps: rigidify changes vbar without updating disp, but the
+		 * relative reach reads vbar itself; detect would find nothing here */
+		*state = c->clock;
+		return false;
 	}
 	stencil s;
 	double n[3];
@@ -1928,6 +1933,8 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 						db = d > db ? d : db;
 				}
 				far = apart(lb, da, db) || lb - relative_reach(c, idx, split, pt->h) > 2.0 * CCD_GAP;
+			} else {
+				far = lb - relative_reach(c, idx, vertex_face ? 1 : 2, pt->h) > 2.0 * CCD_GAP;
 			}
 			stencil s;
 			double n[3];
