@@ -2155,6 +2155,17 @@ typedef struct obstacle_motion {
 	float h;
 } obstacle_motion;
 
+/* The obstacle's distance at an intermediate pose: a static or purely translating
+ * obstacle keeps its orientation, and then the start's rotation matrix serves (the same
+ * bits as computing it again). */
+static float distance_at(const obstacle_motion *om, const vec3 position, const versor orientation, const vec3 p,
+                         vec3 out_normal)
+{
+	if (memcmp(orientation, om->q0, sizeof(versor)) == 0)
+		return sim_obstacle_distance_in(om->ob, position, (const double(*)[3])om->m0, p, out_normal);
+	return sim_obstacle_distance(om->ob, position, orientation, p, out_normal);
+}
+
 static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 {
 	const sim_obstacle *ob = om->ob;
@@ -2190,7 +2201,7 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 				for (int j = 0; j < 3; j++)
 					pt[j] = a[j] + t * (b[j] - a[j]);
 				sim_obstacle_pose_at(ob, t * h, pp, qt);
-				if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep) {
+				if (distance_at(om, pp, qt, pt, nn) < sep) {
 					below = true;
 					hi = t;
 				}
@@ -2205,7 +2216,7 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 			for (int j = 0; j < 3; j++)
 				pt[j] = a[j] + mid * (b[j] - a[j]);
 			sim_obstacle_pose_at(ob, mid * h, pp, qt);
-			if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep)
+			if (distance_at(om, pp, qt, pt, nn) < sep)
 				hi = mid;
 			else
 				lo = mid;
@@ -2216,7 +2227,7 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 		for (int j = 0; j < 3; j++)
 			pt[j] = a[j] + t_hit * (b[j] - a[j]);
 		sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-		sim_obstacle_distance(ob, pp, qt, pt, n);
+		distance_at(om, pp, qt, pt, n);
 	}
 	/* relative velocity at the hit, against the obstacle's material point */
 	vec3 at, pp, vo;
