@@ -2041,6 +2041,9 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 		return;
 	for (int i = 0; i < nv; i++)
 		count[zone_find(c->zone, i)]++;
+	/* every vertex whose vbar changes is stamped (and its displacement renewed), so that
+	 * the next detection round tests again exactly the candidates it can change */
+	int stamp = ++c->clock;
 	*zones = 0;
 	for (int root = 0; root < nv; root++) {
 		if (count[root] < 2 || zone_find(c->zone, root) != root)
@@ -2069,9 +2072,12 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 		c->solid[root] = 0;
 		if (fixed) {
 			for (int i = root; i < nv; i++)
-				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f)
+				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f) {
 					for (int k = 0; k < 3; k++)
 						c->vbar[i][k] = (float)(fixed_v[k] / fixed);
+					c->vstamp[i] = stamp;
+					c->disp[i] = displacement(c, i, h);
+				}
 			continue;
 		}
 		for (int k = 0; k < 3; k++) {
@@ -2138,6 +2144,8 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 				rot[k] = r[k] * cs + kxr[k] * sn + axis[k] * kr * (1.0 - cs);
 			for (int k = 0; k < 3; k++)
 				c->vbar[i][k] = (float)(vc[k] + (rot[k] - r[k]) / h);
+			c->vstamp[i] = stamp;
+			c->disp[i] = displacement(c, i, h);
 		}
 	}
 	free(count);
@@ -2400,7 +2408,9 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		int zones = 0;
 		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
 			hits = 0;
-			sweep(c, w, h, false, false, merge_hit, &hits);
+			/* incremental: a candidate found clear whose vertices rigidify has not
+			 * touched since would be found clear again */
+			sweep(c, w, h, false, true, merge_hit, &hits);
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);
