@@ -1855,6 +1855,26 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 	return true;
 }
 
+/* sweep_pair's two cheapest outcomes, inline in the sweep loops (most candidates of a
+ * resting pile end here): 1 when the candidate is not stale (skip it), 2 when the start
+ * bound and the displacements keep it apart (clear), 0 when sweep_pair must decide. */
+static inline int quick_outcome(const sim_collide *c, const int idx[4], int split, int state, double lb)
+{
+	const int *vs = c->vstamp;
+	if (state >= 0 && vs[idx[0]] <= state && vs[idx[1]] <= state && vs[idx[2]] <= state && vs[idx[3]] <= state)
+		return 1;
+	const double *d = c->disp;
+	double da = d[idx[0]], db = d[idx[3]];
+	if (split == 1) {
+		double m = d[idx[1]] > d[idx[2]] ? d[idx[1]] : d[idx[2]];
+		db = m > db ? m : db;
+	} else {
+		da = d[idx[1]] > da ? d[idx[1]] : da;
+		db = d[idx[2]] > db ? d[idx[2]] : db;
+	}
+	return apart(lb, da, db) ? 2 : 0;
+}
+
 /* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
 static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
@@ -1867,11 +1887,27 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	for (int q = 0; q < c->vf.count; q++) {
 		const int *t = &tri[3 * vf[q].b];
 		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+		if (incremental) {
+			int quick = quick_outcome(c, idx, 1, vf_state[q], vf_lb[q]);
+			if (quick) {
+				if (quick == 2)
+					vf_state[q] = c->clock;
+				continue;
+			}
+		}
 		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
+		if (incremental) {
+			int quick = quick_outcome(c, idx, 2, ee_state[q], ee_lb[q]);
+			if (quick) {
+				if (quick == 2)
+					ee_state[q] = c->clock;
+				continue;
+			}
+		}
 		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
 	return hits;
