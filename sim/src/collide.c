@@ -731,10 +731,11 @@ static void forget_results(sim_collide *c, bool keep_bounds)
  * and each new pair looks among the few old ones with the same first primitive.  The
  * lookups read the index only, so ranges of new pairs run in parallel. */
 typedef struct carry_task {
-	const pair *old, *cur;
+	const pair *cur;
 	const double *old_lb;
 	double *lb;
-	const int *start, *items;
+	const int *start;
+	const pair *items; /* per old pair, by first primitive: {second primitive, old index} */
 } carry_task;
 
 static void carry_range(int first, int last, int worker, void *ctx)
@@ -742,10 +743,11 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	(void)worker;
 	const carry_task *t = ctx;
 	for (int q = first; q < last; q++) {
-		int a = t->cur[q].a;
+		int a = t->cur[q].a, b = t->cur[q].b;
+		/* the run of a's old pairs is contiguous, so the scan streams */
 		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
-			if (t->old[t->items[j]].b == t->cur[q].b) {
-				t->lb[q] = t->old_lb[t->items[j]];
+			if (t->items[j].a == b) {
+				t->lb[q] = t->old_lb[t->items[j].b];
 				break;
 			}
 		}
@@ -757,9 +759,10 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 {
 	if (old->count == 0 || cur->count == 0)
 		return true;
-	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(int), old->count))
+	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(pair), old->count))
 		return false;
-	int *start = c->key_start.data, *items = c->key_items.data;
+	int *start = c->key_start.data;
+	pair *items = c->key_items.data;
 	const pair *op = old->data;
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
 	for (int q = 0; q < old->count; q++)
@@ -767,9 +770,9 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
 	for (int q = 0; q < old->count; q++)
-		items[start[op[q].a]++] = q;
+		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {op, cur->data, old_lb, lb, start, items};
+	carry_task task = {cur->data, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
