@@ -144,6 +144,7 @@ struct sim_collide {
 	 * by more than 2 CCD_GAP cannot come within CCD_GAP */
 	darray vf_lb, ee_lb;
 	double *disp;
+	double (*dvec)[3]; /* each vertex's displacement over the substep, end - start (disp: its length) */
 	/* contacts against a side that cannot move (an obstacle, pinned cloth), applied after
 	 * the others (see proximity) */
 	darray rigid_contacts;
@@ -227,7 +228,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
-	                  c->x0_prev, c->move, c->movev, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
+	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -291,6 +292,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->box_hi);
 	GROW(c->disp);
 	GROW(c->move);
+	GROW(c->dvec);
 	GROW(c->movev);
 	GROW(c->zone);
 	GROW(c->vstamp);
@@ -564,6 +566,17 @@ static double displacement(const sim_collide *c, int i, float h)
 	for (int k = 0; k < 3; k++)
 		d2 += (e[k] - c->x0[i][k]) * (e[k] - c->x0[i][k]);
 	return sqrt(d2);
+}
+
+/* Renews vertex i's displacement and its length after vbar changed, as
+ * displacement computes it. */
+static void track_motion(sim_collide *c, int i, float h)
+{
+	double e[3];
+	end_position(c, i, h, e);
+	for (int k = 0; k < 3; k++)
+		c->dvec[i][k] = e[k] - c->x0[i][k];
+	c->disp[i] = displacement(c, i, h);
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------- */
@@ -1213,7 +1226,7 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 		for (int j = 0; j < 3; j++)
 			c->vbar[i][j] += (float)(f * dv[j]);
 		c->vstamp[i] = c->clock;
-		c->disp[i] = displacement(c, i, h);
+		track_motion(c, i, h);
 	}
 }
 
@@ -1795,19 +1808,15 @@ static bool apart(double lb, double da, double db)
  * this keeps them apart where the absolute displacements (apart) cannot. */
 static double relative_reach(const sim_collide *c, const int idx[4], int split, float h)
 {
-	double d[4][3];
-	for (int k = 0; k < 4; k++) {
-		double e[3];
-		end_position(c, idx[k], h, e);
-		for (int j = 0; j < 3; j++)
-			d[k][j] = e[j] - (double)c->x0[idx[k]][j];
-	}
+	(void)h; /* dvec holds the displacements over h (track_motion) */
+	const double(*d)[3] = (const double(*)[3])c->dvec;
 	double m2 = 0.0;
 	for (int i = 0; i < split; i++) {
 		for (int j = split; j < 4; j++) {
-			double r[3] = {d[i][0] - d[j][0], d[i][1] - d[j][1], d[i][2] - d[j][2]};
-			double q = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-			m2 = q > m2 ? q : m2;
+			const double *p = d[idx[i]], *q = d[idx[j]];
+			double r[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+			double v = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+			m2 = v > m2 ? v : m2;
 		}
 	}
 	return sqrt(m2);
@@ -2115,7 +2124,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 					for (int k = 0; k < 3; k++)
 						c->vbar[i][k] = (float)(fixed_v[k] / fixed);
 					c->vstamp[i] = stamp;
-					c->disp[i] = displacement(c, i, h);
+					track_motion(c, i, h);
 				}
 			continue;
 		}
@@ -2184,7 +2193,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 			for (int k = 0; k < 3; k++)
 				c->vbar[i][k] = (float)(vc[k] + (rot[k] - r[k]) / h);
 			c->vstamp[i] = stamp;
-			c->disp[i] = displacement(c, i, h);
+			track_motion(c, i, h);
 		}
 	}
 	free(count);
@@ -2418,7 +2427,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	int hits = 0;
 	for (int i = 0; i < nv; i++) {
 		c->vstamp[i] = 0;
-		c->disp[i] = displacement(c, i, h);
+		track_motion(c, i, h);
 	}
 	c->clock = 0;
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
