@@ -24,7 +24,8 @@ struct task_pool {
 	void *context;
 	int items, range, ranges;
 	atomic_int next;     /* the next range to take */
-	int finished;        /* pool threads done with the current loop (under lock) */
+	bool open;           /* threads may still join the current loop (under lock) */
+	int busy;            /* pool threads inside the current loop (under lock) */
 	bool active;
 };
 
@@ -58,10 +59,15 @@ static void *thread_main(void *arg)
 		if (p->closing)
 			break;
 		seen = p->generation;
+		/* a thread that wakes after the caller has taken every range and closed the
+		 * loop stays out: it never reads a loop's fields outside of that loop */
+		if (!p->open)
+			continue;
+		p->busy++;
 		pthread_mutex_unlock(&p->lock);
 		run_ranges(p, a.worker);
 		pthread_mutex_lock(&p->lock);
-		if (++p->finished == p->started)
+		if (--p->busy == 0)
 			pthread_cond_signal(&p->idle);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -155,6 +161,7 @@ void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *
 	p->ranges = ranges;
 	atomic_store(&p->next, 0);
 	p->active = true;
+	p->open = true;
 	p->generation++;
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
@@ -166,13 +173,14 @@ void task_pool_finish(void *user_task, void *user_context)
 	(void)user_context;
 	task_pool *p = user_task;
 	run_ranges(p, 0);
-	/* Every range is taken; every pool thread joins each loop once, so waiting for all of
-	 * them means none is still running a range, or can read this loop's fields while the
-	 * next one is posted. */
+	/* Every range is taken.  Closing the loop keeps late threads out, and waiting for
+	 * the ones inside means none still runs a range or reads this loop's fields when the
+	 * next loop is posted; a thread the scheduler has not woken yet costs nothing (on a
+	 * loaded machine the caller may run every range itself). */
 	pthread_mutex_lock(&p->lock);
-	while (p->finished < p->started)
+	p->open = false;
+	while (p->busy > 0)
 		pthread_cond_wait(&p->idle, &p->lock);
-	p->finished = 0;
 	p->active = false;
 	pthread_mutex_unlock(&p->lock);
 }
