@@ -163,11 +163,11 @@ struct sim_collide {
 	int new_vf, new_ee;
 	sim_debug_log *log; /* the world's, while it records pairs; NULL otherwise */
 	/* parallel loops: per-block outputs, the broad phase's traversal jobs (with the tree
-	 * pair of each), and what the CCD pre-pass found per candidate */
+	 * pair of each), and the CCD pre-pass's hits */
 	block_out *blocks;
 	int block_capacity;
 	darray jobs, job_scratch, job_trees;
-	darray pre_vf, pre_ee;
+	darray pre; /* CCD pre-pass: 1 per candidate (vertex-face, then edge-edge) it found a hit */
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -244,8 +244,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->jobs.data);
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
-	free(c->pre_vf.data);
-	free(c->pre_ee.data);
+	free(c->pre.data);
 	free(c->trees);
 	free(c);
 }
@@ -1925,71 +1924,57 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	return hits;
 }
 
-/* What the parallel pre-pass found for a candidate, from the state at the sweep's start. */
-enum { PRE_SKIP, PRE_CLEAR, PRE_HIT };
-
 typedef struct prepass_task {
-	const sim_collide *c;
+	sim_collide *c;
 	float h;
 	bool incremental;
+	int clock0; /* the clock at the sweep's start */
 } prepass_task;
 
 /* Candidates per range of the pre-pass, at least. */
 #define PREPASS_RANGE 512
 
-/* sweep_pair's decision without its effects, over candidates [start, end) of vertex-face
- * then edge-edge pairs as one sequence. */
+/* sweep_pair's decision from the state at the sweep's start, over candidates
+ * [start, end) of vertex-face then edge-edge pairs as one sequence: a candidate found
+ * clear gets its state (clock0) at once, a hit is marked in c->pre for the walk. */
 static void prepass_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const prepass_task *pt = ctx;
-	const sim_collide *c = pt->c;
+	sim_collide *c = pt->c;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
-	const int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
-	unsigned char *pre_vf = c->pre_vf.data, *pre_ee = c->pre_ee.data;
+	unsigned char *pre = c->pre.data;
 	int nvf = c->vf.count;
 	for (int k = start; k < end; k++) {
 		bool vertex_face = k < nvf;
-		int q = vertex_face ? k : k - nvf, idx[4], state;
+		int q = vertex_face ? k : k - nvf, idx[4], split = vertex_face ? 1 : 2;
+		int *state = vertex_face ? &vf_state[q] : &ee_state[q];
 		double lb;
 		const pair *p;
 		if (vertex_face) {
 			const int *t = &tri[3 * vf[q].b];
 			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
-			state = vf_state[q], lb = vf_lb[q], p = &vf[q];
+			lb = vf_lb[q], p = &vf[q];
 		} else {
 			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
-			state = ee_state[q], lb = ee_lb[q], p = &ee[q];
+			lb = ee_lb[q], p = &ee[q];
 		}
-		unsigned char r = PRE_CLEAR;
-		if (pt->incremental && !stale(c, state, idx[0], idx[1], idx[2], idx[3])) {
-			r = PRE_SKIP;
-		} else {
-			bool far = false;
-			if (pt->incremental) {
-				int split = vertex_face ? 1 : 2;
-				double da = 0.0, db = 0.0;
-				for (int j = 0; j < 4; j++) {
-					double d = c->disp[idx[j]];
-					if (j < split)
-						da = d > da ? d : da;
-					else
-						db = d > db ? d : db;
-				}
-				far = apart(lb, da, db) || lb - relative_reach(c, idx, split, pt->h) > 2.0 * CCD_GAP;
-			} else {
-				far = lb - relative_reach(c, idx, vertex_face ? 1 : 2, pt->h) > 2.0 * CCD_GAP;
-			}
-			stencil s;
-			double n[3];
-			if (!far && detect(c, vertex_face, p, pt->h, &s, n))
-				r = PRE_HIT;
-		}
-		(vertex_face ? pre_vf : pre_ee)[q] = r;
+		pre[k] = 0;
+		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
+		if (quick == 1)
+			continue;
+		bool far = quick == 2 || lb - relative_reach(c, idx, split, pt->h) > 2.0 * CCD_GAP;
+		stencil s;
+		double n[3];
+		if (!far && detect(c, vertex_face, p, pt->h, &s, n))
+			pre[k] = 1;
+		else
+			*state = pt->clock0;
 	}
 }
 
@@ -1998,44 +1983,56 @@ static void prepass_range(int start, int end, int worker, void *ctx)
  * state, and a sweep changes vertices only through impulses, which stamp them: so a
  * candidate none of whose vertices took an impulse earlier in the sweep gets the
  * pre-pass's result, and the in-order walk re-runs only the others and the hits (which
- * need their impulses now).  Bit for bit sweep_serial's result. */
+ * need their impulses now).  A clear candidate's state is the clock at the sweep's start
+ * rather than at its turn, which decides every later staleness test the same way: none
+ * of its vertices is stamped in between.  Until the first impulse of the sweep the walk
+ * jumps from hit to hit.  Bit for bit sweep_serial's result. */
 static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool incremental, hit_fn on_hit,
                  void *user)
 {
-	int total = c->vf.count + c->ee.count;
-	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre_vf, 1, c->vf.count) ||
-	    !reserve(&c->pre_ee, 1, c->ee.count))
+	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
+	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total + 8))
 		return sweep_serial(c, h, respond, incremental, on_hit, user);
-	prepass_task task = {c, h, incremental};
-	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	int hits = 0, clock0 = c->clock;
+	prepass_task task = {c, h, incremental, clock0};
+	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
-	const unsigned char *pre_vf = c->pre_vf.data, *pre_ee = c->pre_ee.data;
+	unsigned char *pre = c->pre.data;
+	memset(pre + total, 1, 8); /* a sentinel hit ends the jumps */
 	const int *tri = c->tris.data, *vs = c->vstamp;
 	const int(*edges)[2] = c->edges.data;
-	for (int q = 0; q < c->vf.count; q++) {
-		const int *t = &tri[3 * vf[q].b];
-		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
-		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
-		if (!touched && pre_vf[q] != PRE_HIT) {
-			if (pre_vf[q] == PRE_CLEAR)
-				vf_state[q] = c->clock;
-			continue;
+	for (int k = 0; k < total; k++) {
+		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
+			while (k + 8 <= total) {
+				uint64_t word;
+				memcpy(&word, pre + k, sizeof word);
+				if (word)
+					break;
+				k += 8;
+			}
+			while (!pre[k])
+				k++;
+			if (k >= total)
+				break;
 		}
-		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
-	}
-	for (int q = 0; q < c->ee.count; q++) {
-		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
-		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
-		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
-		if (!touched && pre_ee[q] != PRE_HIT) {
-			if (pre_ee[q] == PRE_CLEAR)
-				ee_state[q] = c->clock;
-			continue;
+		bool vertex_face = k < nvf;
+		int q = vertex_face ? k : k - nvf, idx[4];
+		if (vertex_face) {
+			const int *t = &tri[3 * vf[q].b];
+			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+		} else {
+			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
 		}
-		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
+		if (!touched && !pre[k])
+			continue;
+		if (vertex_face)
+			hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
+		else
+			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
 	return hits;
 }
