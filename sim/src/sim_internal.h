@@ -305,10 +305,11 @@ typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
 void sim_bvh_self_pairs(const sim_bvh *bvh, sim_bvh_pair_fn fn, void *user);
 void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
 /* The same traversals in pieces, for a parallel broad phase: sim_bvh_split writes up to
- * capacity jobs (scratch: room for as many) (expanding the traversal's root level by level until there are at least
- * target, or no more fit), and running every job with sim_bvh_run_job, in job order,
- * reports exactly the pairs of sim_bvh_self_pairs (q == p) or sim_bvh_pairs in the same
- * order; jobs can run concurrently.  Returns the job count (0: nothing to report). */
+ * capacity jobs (scratch: room for as many), expanding the traversal's root level by
+ * level until there are at least target or no more fit, and running every job with
+ * sim_bvh_run_job, in job order, reports exactly the pairs of sim_bvh_self_pairs (q ==
+ * p) or sim_bvh_pairs in the same order; jobs can run concurrently.  Returns the job
+ * count (0: nothing to report). */
 typedef struct sim_bvh_job {
 	int i, j;
 } sim_bvh_job;
