@@ -30,7 +30,12 @@
  * primitives share a vertex are never tested.
  *
  * Geometry runs in double on the exact float positions the step will write, so what
- * the detection has cleared is what the world ends up with. */
+ * the detection has cleared is what the world ends up with.
+ *
+ * The broad phase's traversal, the contact search, the obstacle pass and the CCD
+ * sweeps' tests run as ranges through the world's task callbacks (sim_parallel_for);
+ * each range writes only its own items or its own block's output, merged in order, so
+ * the result is the serial one bit for bit (docs/collisions.md, "Parallel work"). */
 #include "sim_internal.h"
 
 #include "sim/sim_geom.h"
@@ -1804,10 +1809,10 @@ static bool apart(double lb, double da, double db)
  * convex combination of its vertices, so the two primitives' closest points approach by
  * at most this much: two primitives lb apart at the start stay lb - M apart.  Sheets that
  * slide along themselves (a cloth falling past its own folds) move far but together, so
- * this keeps them apart where the absolute displacements (apart) cannot. */
-static double relative_reach(const sim_collide *c, const int idx[4], int split, float h)
+ * this keeps them apart where the absolute displacements (apart) cannot.  Reads the
+ * displacements track_motion keeps. */
+static double relative_reach(const sim_collide *c, const int idx[4], int split)
 {
-	(void)h; /* dvec holds the displacements over h (track_motion) */
 	const double(*d)[3] = (const double(*)[3])c->dvec;
 	double m2 = 0.0;
 	for (int i = 0; i < split; i++) {
@@ -1841,11 +1846,11 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 			else
 				db = d > db ? d : db;
 		}
-		if (apart(lb, da, db) || lb - relative_reach(c, idx, split, h) > 2.0 * CCD_GAP) {
+		if (apart(lb, da, db) || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP) {
 			*state = c->clock;
 			return false;
 		}
-	} else if (lb - relative_reach(c, idx, vertex_face ? 1 : 2, h) > 2.0 * CCD_GAP) {
+	} else if (lb - relative_reach(c, idx, vertex_face ? 1 : 2) > 2.0 * CCD_GAP) {
 		/* the fail-safe's sweeps: rigidify changes vbar without updating disp, but the
 		 * relative reach reads vbar itself; detect would find nothing here */
 		*state = c->clock;
@@ -1968,7 +1973,7 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
 		if (quick == 1)
 			continue;
-		bool far = quick == 2 || lb - relative_reach(c, idx, split, pt->h) > 2.0 * CCD_GAP;
+		bool far = quick == 2 || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP;
 		stencil s;
 		double n[3];
 		if (!far && detect(c, vertex_face, p, pt->h, &s, n))
