@@ -163,6 +163,10 @@ struct sim_collide {
 	vec4 *x0_prev;
 	double *move;
 	double (*movev)[3]; /* x0 - x0_prev: the moves as vectors, for relative bounds */
+	/* per triangle and edge: the largest move of its vertices, and the separation of its
+	 * side, so that a carried bound is tested without visiting the vertices */
+	darray tri_move, edge_move; /* double */
+	darray tri_sep, edge_sep;   /* float; an edge's two vertices have one owner, so one value */
 	/* The first candidates the last refresh_candidates added (the counts when it added
 	 * none), so that the debug log can record each candidate once per substep. */
 	int new_vf, new_ee;
@@ -250,6 +254,10 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->pre.data);
+	free(c->tri_move.data);
+	free(c->edge_move.data);
+	free(c->tri_sep.data);
+	free(c->edge_sep.data);
 	free(c->trees);
 	free(c);
 }
@@ -1432,7 +1440,8 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	sim_collide *c = pt->c;
 	bool carry = pt->carry;
 	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
-	const double *mv = c->move;
+	const double *mv = c->move, *tmv = c->tri_move.data, *emv = c->edge_move.data;
+	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
@@ -1441,21 +1450,22 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[blk];
 		int first = blk * PROXIMITY_BLOCK, last = first + PROXIMITY_BLOCK < total ? first + PROXIMITY_BLOCK : total;
 		for (int q = first; q < (last < nvf ? last : nvf); q++) {
-			const int *t = &tri[3 * vf[q].b];
+			double thr = 0.0;
 			if (carry) {
-				double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
-				double thr = ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6);
+				double lb = vf_lb[q] - mv[vf[q].a] - tmv[vf[q].b];
+				thr = ((double)c->sep[vf[q].a] + (double)tsep[vf[q].b]) * (1.0 + 1e-6);
 				if (lb > thr) {
 					vf_lb[q] = lb;
 					continue;
 				}
-				if (vf_lb[q] > thr) { /* moved far, but maybe together */
-					const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
-					lb = vf_lb[q] - relative_move(c, idx, 1);
-					if (lb > thr) {
-						vf_lb[q] = lb;
-						continue;
-					}
+			}
+			const int *t = &tri[3 * vf[q].b];
+			if (carry && vf_lb[q] > thr) { /* moved far, but maybe together */
+				const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+				double lb = vf_lb[q] - relative_move(c, idx, 1);
+				if (lb > thr) {
+					vf_lb[q] = lb;
+					continue;
 				}
 			}
 			double p[3], a[3], b[3], cc[3], wts[3];
@@ -1488,22 +1498,22 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			r->d = d, r->sep = sep, r->vertex_face = true;
 		}
 		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
-			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
+			double thr = 0.0;
 			if (carry) {
-				double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
-				            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
-				double thr = ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6);
+				double lb = ee_lb[q] - emv[ee[q].a] - emv[ee[q].b];
+				thr = ((double)esep[ee[q].a] + (double)esep[ee[q].b]) * (1.0 + 1e-6);
 				if (lb > thr) {
 					ee_lb[q] = lb;
 					continue;
 				}
-				if (ee_lb[q] > thr) {
-					const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
-					lb = ee_lb[q] - relative_move(c, idx, 2);
-					if (lb > thr) {
-						ee_lb[q] = lb;
-						continue;
-					}
+			}
+			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
+			if (carry && ee_lb[q] > thr) {
+				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
+				double lb = ee_lb[q] - relative_move(c, idx, 2);
+				if (lb > thr) {
+					ee_lb[q] = lb;
+					continue;
 				}
 			}
 			double p0[3], p1[3], q0[3], q1[3], u, v;
@@ -1555,6 +1565,27 @@ static int proximity(sim_collide *c, const sim_world *w, float h)
 			}
 			c->move[i] = sqrt(d2);
 		}
+	if (carry) { /* the same maxima and separations the per-vertex tests would take */
+		int nt = c->tris.count, ne = c->edges.count;
+		if (!reserve(&c->tri_move, sizeof(double), nt) || !reserve(&c->edge_move, sizeof(double), ne) ||
+		    !reserve(&c->tri_sep, sizeof(float), nt) || !reserve(&c->edge_sep, sizeof(float), ne))
+			return -1;
+		const int *tri = c->tris.data;
+		const int(*edges)[2] = c->edges.data;
+		const double *mv = c->move;
+		double *tmv = c->tri_move.data, *emv = c->edge_move.data;
+		float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+		for (int t = 0; t < nt; t++) {
+			const int *v = &tri[3 * t];
+			tmv[t] = max3(mv[v[0]], mv[v[1]], mv[v[2]]);
+			tsep[t] = c->sep[v[2]];
+		}
+		for (int e = 0; e < ne; e++) {
+			const int *v = edges[e];
+			emv[e] = mv[v[0]] > mv[v[1]] ? mv[v[0]] : mv[v[1]];
+			esep[e] = c->sep[v[0]];
+		}
+	}
 	int total = c->vf.count + c->ee.count, nblocks = (total + PROXIMITY_BLOCK - 1) / PROXIMITY_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return -1;
