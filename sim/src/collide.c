@@ -1861,7 +1861,7 @@ static double relative_reach(const sim_collide *c, const int idx[4], int split)
  * true on an approaching hit, which gets its impulse (respond) or goes to on_hit.  With
  * incremental, a candidate that cannot have changed since it was last found clear is
  * skipped (its result would be the same), and so is one the start distance and the
- * displacements keep apart; incremental needs disp up to date. */
+ * displacements keep apart; disp and dvec must be up to date (track_motion). */
 static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const int idx[4], int *state, double lb,
                        float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
@@ -1882,8 +1882,8 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 			return false;
 		}
 	} else if (lb - relative_reach(c, idx, vertex_face ? 1 : 2) > 2.0 * CCD_GAP) {
-		/* the fail-safe's sweeps: rigidify changes vbar without updating disp, but the
-		 * relative reach reads vbar itself; detect would find nothing here */
+		/* every candidate tested whatever its state: the relative reach still clears
+		 * what detect would clear */
 		*state = c->clock;
 		return false;
 	}
