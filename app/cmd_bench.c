@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "device_thread.h"
 #include "stylus_feed.h"
+#include "task_pool.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -140,6 +141,9 @@ typedef struct bench_options {
 	double seconds, dt;
 	int sizes[16];
 	int size_count;
+	bool allow_threads; /* --threads N and --clock are accepted */
+	int threads;
+	bool cpu_clock;     /* --clock cpu */
 } bench_options;
 
 /* --csv FILE and --seconds T for every benchmark; --sizes and --dt where allowed. */
@@ -158,6 +162,15 @@ static int parse_bench_options(int argc, char **argv, bench_options *o, bool siz
 			o->size_count = parse_sizes(val, o->sizes, 16);
 			if (o->size_count <= 0)
 				return cli_usage_error("bench", "--sizes: '%s' is not a list of sizes in [2, 2048]", val);
+		} else if (o->allow_threads && strcmp(a, "--clock") == 0) {
+			if (strcmp(val, "wall") != 0 && strcmp(val, "cpu") != 0)
+				return cli_usage_error("bench", "--clock: '%s' is not wall or cpu", val);
+			o->cpu_clock = strcmp(val, "cpu") == 0;
+		} else if (o->allow_threads && strcmp(a, "--threads") == 0) {
+			long v;
+			if (!cli_parse_int(val, 1, SIM_MAX_WORKERS, &v))
+				return cli_usage_error("bench", "--threads: '%s' is not a count in [1, %d]", val, SIM_MAX_WORKERS);
+			o->threads = (int)v;
 		} else if (sizes_and_dt && strcmp(a, "--dt") == 0) {
 			if (!cli_parse_double(val, &o->dt) || o->dt <= 0.0 || o->dt > 1.0)
 				return cli_usage_error("bench", "--dt: '%s' is not a step in (0, 1]", val);
@@ -241,6 +254,18 @@ static int bench_integrators(int argc, char **argv)
 	return EXIT_TELA_OK;
 }
 
+/* The stepping thread's CPU time: what a step costs on one core whatever else the
+ * machine runs (wall-clock figures on a shared machine include the time other jobs
+ * held the core); it cannot see the pool's threads, so it goes with one thread only. */
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t (*bench_now)(void) = cli_now_ns;
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -249,8 +274,12 @@ static int cmp_double(const void *a, const void *b)
 
 /* Steps a world n times and prints the mean, p50 and p99 step time and the mean time of
  * each collision stage; one CSV row per case. */
-static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE *csv)
+static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE *csv, task_pool *pool)
 {
+	sim_world_def def = *sim_world_get_def(w);
+	task_pool_attach(pool, &def);
+	if (sim_world_set_def(w, &def) != SIM_OK)
+		return EXIT_TELA_IO;
 	double *times = malloc(sizeof(double) * (size_t)n);
 	if (!times)
 		return EXIT_TELA_IO;
@@ -258,9 +287,9 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	long contacts = 0, collisions = 0, zones = 0;
 	int done = 0;
 	for (; done < n; done++) {
-		int64_t t0 = cli_now_ns();
+		int64_t t0 = bench_now();
 		sim_result r = sim_world_step(w, dt);
-		times[done] = (double)(cli_now_ns() - t0) * 1e-3;
+		times[done] = (double)(bench_now() - t0) * 1e-3;
 		if (r != SIM_OK) {
 			fprintf(stderr, "tela bench: %s: step %d: %s\n", name, done + 1, sim_result_string(r));
 			break;
@@ -280,18 +309,20 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	double p50 = done ? times[done / 2] : 0.0, p99 = done ? times[(int)(0.99 * (done - 1))] : 0.0;
 	static const char *const stage_names[SIM_STAGE_COUNT] = {"forces", "solve", "strain", "check", "refit",
 	                                                        "broad", "proximity", "ccd", "failsafe"};
-	printf("%s: %d steps of %g s, %d vertices: mean %.3f ms, p50 %.3f ms, p99 %.3f ms per step\n", name, done,
-	       (double)dt, sim_world_vertex_count(w), mean * 1e-3, p50 * 1e-3, p99 * 1e-3);
+	printf("%s: %d steps of %g s, %d vertices, %d thread%s%s: mean %.3f ms, p50 %.3f ms, p99 %.3f ms per step\n", name,
+	       done, (double)dt, sim_world_vertex_count(w), def.worker_count, def.worker_count > 1 ? "s" : "",
+	       bench_now == thread_cpu_ns ? " (CPU time)" : "", mean * 1e-3, p50 * 1e-3, p99 * 1e-3);
 	printf("  per step (ms):");
 	for (int k = 0; k < SIM_STAGE_COUNT; k++)
 		printf(" %s %.3f", stage_names[k], done ? stage[k] * 1e-3 / done : 0.0);
-	printf("\n  contacts %ld, collisions %ld, impact zones %ld\n", contacts, collisions, zones);
+	printf("\n  contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n", contacts, collisions, zones,
+	       (unsigned long long)sim_world_state_hash(w));
 	if (csv) {
 		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
 		        p50 * 1e-3, p99 * 1e-3);
 		for (int k = 0; k < SIM_STAGE_COUNT; k++)
 			fprintf(csv, ",%.4f", done ? stage[k] * 1e-3 / done : 0.0);
-		fprintf(csv, ",%ld,%ld,%ld\n", contacts, collisions, zones);
+		fprintf(csv, ",%ld,%ld,%ld,%d\n", contacts, collisions, zones, def.worker_count);
 	}
 	free(times);
 	return done == n ? EXIT_TELA_OK : EXIT_TELA_BLOWUP;
@@ -302,21 +333,37 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 static int bench_collisions(int argc, char **argv)
 {
 	/* 3 s simulated for the pile; the 129 x 129 drape runs a third of it */
-	bench_options o = {.seconds = 3.0};
+	bench_options o = {.seconds = 3.0, .allow_threads = true, .threads = 1};
 	int rc = parse_bench_options(argc, argv, &o, false);
 	if (rc != EXIT_TELA_OK)
 		return rc;
 	double seconds = o.seconds;
+	if (o.cpu_clock && o.threads > 1)
+		return cli_usage_error("bench", "--clock cpu measures one thread: not with --threads");
+	if (o.cpu_clock) { /* the steps and sim's stage timings both on the thread's CPU clock */
+		bench_now = thread_cpu_ns;
+		sim_set_clock(thread_cpu_ns);
+	}
+	/* --threads N: sim's parallel loops run on a pool of N (the caller and N - 1 threads) */
+	task_pool *pool = NULL;
+	if (o.threads > 1 && !(pool = task_pool_create(o.threads))) {
+		fprintf(stderr, "tela bench: cannot start %d threads\n", o.threads);
+		return EXIT_TELA_IO;
+	}
 	FILE *csv = NULL;
 	rc = open_csv(o.csv_path, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,"
-	                          "refit_ms,broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones",
+	                          "refit_ms,broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones,threads",
 	              &csv);
-	if (rc != EXIT_TELA_OK)
+	if (rc != EXIT_TELA_OK) {
+		task_pool_destroy(&pool);
 		return rc;
+	}
 	sim_world *w = scn_create("pile");
-	if (!w)
+	if (!w) {
+		task_pool_destroy(&pool);
 		return EXIT_TELA_IO;
-	int r = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv);
+	}
+	int r = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv, pool);
 	rc = r != EXIT_TELA_OK ? r : rc;
 	sim_world_destroy(&w);
 
@@ -324,8 +371,10 @@ static int bench_collisions(int argc, char **argv)
 	def.integrator = SIM_IMPLICIT;
 	def.air_damping = 0.1f;
 	w = sim_world_create(&def);
-	if (!w)
+	if (!w) {
+		task_pool_destroy(&pool);
 		return EXIT_TELA_IO;
+	}
 	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
 	ball.radius = 0.35f;
 	ball.position[1] = 0.35f;
@@ -338,11 +387,13 @@ static int bench_collisions(int argc, char **argv)
 	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
 	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_obstacle(w, &ball) < 0 || sim_world_add_grid(w, &g) < 0) {
 		sim_world_destroy(&w);
+		task_pool_destroy(&pool);
 		return EXIT_TELA_IO;
 	}
-	r = time_collisions("sphere 129x129 implicit", w, 1.0f / 90.0f, (int)(seconds * 30.0), csv);
+	r = time_collisions("sphere 129x129 implicit", w, 1.0f / 90.0f, (int)(seconds * 30.0), csv, pool);
 	rc = r != EXIT_TELA_OK ? r : rc;
 	sim_world_destroy(&w);
+	task_pool_destroy(&pool);
 	if (csv && fclose(csv) != 0)
 		rc = EXIT_TELA_IO;
 	return rc;

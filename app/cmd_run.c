@@ -4,6 +4,7 @@
 #include "grab.h"
 #include "stylus_feed.h"
 #include "picture.h"
+#include "task_pool.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -21,6 +22,7 @@ typedef struct run_options {
 	sim_integrator integrator;
 	double dt;            /* 0: the scene's */
 	long substeps;        /* 0: the scene's */
+	long threads;         /* workers for sim's parallel loops (1: inline) */
 	long steps;           /* -1: from seconds */
 	double seconds;       /* -1: the scene's */
 	const char *stats_path;
@@ -66,7 +68,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
-		"--device", "--calibration", "--record", "--gain", "--grab-radius",
+		"--device", "--calibration", "--record", "--gain", "--grab-radius", "--threads",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -76,7 +78,7 @@ static bool takes_value(const char *a)
 
 static int parse_run_options(int argc, char **argv, run_options *o)
 {
-	*o = (run_options){.steps = -1, .seconds = -1.0, .every = 1, .strain_limit = -1};
+	*o = (run_options){.steps = -1, .seconds = -1.0, .every = 1, .strain_limit = -1, .threads = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -166,6 +168,9 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			if (!parse_vec3(val, o->gravity))
 				return cli_usage_error("run", "--gravity: '%s' is not X,Y,Z", val);
 			o->have_gravity = true;
+		} else if (strcmp(a, "--threads") == 0) {
+			if (!cli_parse_int(val, 1, SIM_MAX_WORKERS, &o->threads))
+				return cli_usage_error("run", "--threads: '%s' is not a count in [1, %d]", val, SIM_MAX_WORKERS);
 		} else if (strcmp(a, "--cg-tolerance") == 0) {
 			if (!cli_parse_double(val, &o->cg_tolerance) || o->cg_tolerance <= 0.0 || o->cg_tolerance >= 1.0)
 				return cli_usage_error("run", "--cg-tolerance: '%s' is not in (0, 1)", val);
@@ -347,8 +352,18 @@ int cmd_run(int argc, char **argv)
 		def.collisions = false;
 	if (o.no_self_collisions)
 		def.self_collisions = false;
+	/* --threads N: sim's parallel loops share a pool of N (the results do not change) */
+	task_pool *pool = NULL;
+	if (o.threads > 1 && !(pool = task_pool_create((int)o.threads))) {
+		sim_world_destroy(&w);
+		scn_scene_free(&scene);
+		fprintf(stderr, "tela run: cannot start %ld threads\n", o.threads);
+		return EXIT_TELA_IO;
+	}
+	task_pool_attach(pool, &def);
 	if (sim_world_set_def(w, &def) != SIM_OK) {
 		sim_world_destroy(&w);
+		task_pool_destroy(&pool);
 		scn_scene_free(&scene);
 		return cli_usage_error("run", "the options give an invalid world definition");
 	}
@@ -362,6 +377,7 @@ int cmd_run(int argc, char **argv)
 		if (!stats) {
 			fprintf(stderr, "tela run: %s: %s\n", o.stats_path, strerror(errno));
 			sim_world_destroy(&w);
+			task_pool_destroy(&pool);
 			scn_scene_free(&scene);
 			return EXIT_TELA_IO;
 		}
@@ -529,6 +545,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	sim_world_destroy(&w);
+	task_pool_destroy(&pool);
 	scn_scene_free(&scene);
 	return rc;
 }

@@ -395,6 +395,85 @@ static void scatter(float *p, void *arg)
 		p[a] = rng_float(-5.0f, 5.0f);
 }
 
+/* Running the jobs of sim_bvh_split in job order reports the whole traversal's pairs in
+ * its order, for any target count, for a tree with itself and for two trees; and jobs
+ * run in reverse order report the same multiset (they are independent). */
+static int jobs_log(const sim_bvh *p, const sim_bvh *q, int target, bool backwards, pair_log *l)
+{
+	enum { ROOM = 4096 };
+	static sim_bvh_job jobs[ROOM], scratch[ROOM];
+	int n = sim_bvh_split(p, q, jobs, scratch, ROOM, target);
+	for (int k = 0; k < n; k++)
+		sim_bvh_run_job(p, q, jobs[backwards ? n - 1 - k : k], log_pair, l);
+	return n;
+}
+
+static bool same_log(const pair_log *a, const pair_log *b)
+{
+	return a->count == b->count && !a->overflow && !b->overflow &&
+	       (a->count == 0 || memcmp(a->pairs, b->pairs, sizeof(int) * 2 * (size_t)a->count) == 0);
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const int *a = x, *b = y;
+	return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static void split_jobs_keep_order(void)
+{
+	soup p = soup_make(900, 1.0f, 0.05f, 21);
+	soup q = soup_make(400, 1.2f, 0.04f, 22);
+	REQUIRE(p.tris && q.tris);
+	sim_bvh *bp = sim_bvh_create(), *bq = sim_bvh_create();
+	REQUIRE(bp && bq);
+	CHECK(sim_bvh_update(bp, p.tris, p.nt, p.x0, p.x1, 0.01f));
+	CHECK(sim_bvh_update(bq, q.tris, q.nt, q.x0, q.x1, 0.004f));
+	for (int two = 0; two < 2; two++) {
+		const sim_bvh *a = bp, *b = two ? bq : bp;
+		pair_log whole = {0};
+		if (two)
+			sim_bvh_pairs(a, b, log_pair, &whole);
+		else
+			sim_bvh_self_pairs(a, log_pair, &whole);
+		REQUIRE(whole.count > 100);
+		static const int targets[] = {1, 2, 3, 7, 64, 500, 100000};
+		for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+			pair_log l = {0};
+			int n = jobs_log(a, b, targets[t], false, &l);
+			CHECK_MSG(same_log(&l, &whole), "%s, target %d: %d jobs, %d pairs against %d",
+			          two ? "two trees" : "one tree", targets[t], n, l.count, whole.count);
+			/* the split really splits (the soup has far more than 64 leaf pairs) */
+			if (targets[t] >= 64)
+				CHECK_MSG(n >= 64, "target %d: only %d jobs", targets[t], n);
+			pair_log r = {0};
+			jobs_log(a, b, targets[t], true, &r);
+			CHECK(r.count == whole.count && !r.overflow);
+			if (r.count == whole.count && !r.overflow) {
+				pair_log sorted = {0};
+				for (int k = 0; k < whole.count; k++)
+					log_pair(&sorted, whole.pairs[2 * k], whole.pairs[2 * k + 1]);
+				qsort(sorted.pairs, (size_t)sorted.count, 2 * sizeof(int), cmp_pair);
+				qsort(r.pairs, (size_t)r.count, 2 * sizeof(int), cmp_pair);
+				CHECK(same_log(&r, &sorted));
+				log_free(&sorted);
+			}
+			log_free(&r);
+			log_free(&l);
+		}
+		log_free(&whole);
+	}
+	/* two trees whose roots are apart: no job */
+	pair_log none = {0};
+	move_all(&q, translate, (float[3]){5.0f, 0.0f, 0.0f});
+	CHECK(sim_bvh_update(bq, q.tris, q.nt, q.x0, q.x1, 0.004f));
+	CHECK(jobs_log(bp, bq, 64, false, &none) == 0 && none.count == 0);
+	sim_bvh_destroy(bp);
+	sim_bvh_destroy(bq);
+	soup_free(&p);
+	soup_free(&q);
+}
+
 static void refit_and_rebuild_rule(void)
 {
 	soup s = soup_make(400, 1.0f, 0.04f, 99);
@@ -710,6 +789,7 @@ static const test_case tests[] = {
 	TEST(identical_triangles),
 	TEST(touching_boxes_overlap),
 	TEST(tree_pairs_match_brute_force),
+	TEST(split_jobs_keep_order),
 	TEST(refit_and_rebuild_rule),
 	TEST(refit_without_rebuild_is_exact),
 	TEST(empty_and_single),

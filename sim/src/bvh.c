@@ -606,6 +606,112 @@ void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void 
 	}
 }
 
+/* ---- traversal in pieces (parallel broad phase) ---------------------------------------------- */
+
+/* The traversals above pop one stack entry at a time and finish everything it pushes
+ * before the entries below it, so each entry's reports form one contiguous run of the
+ * output, in the order the entries are popped.  Splitting therefore replaces an entry by
+ * the entries its visit pushes, in pop order (the reverse of the push order), and the
+ * runs of the resulting jobs, concatenated in job order, are the whole traversal's. */
+
+/* Writes to out (room for 4) the entries the visit of job pushes, in pop order; returns
+ * how many, or -1 when the visit reports pairs itself (a leaf, or two leaves). */
+static int expand_job(const sim_bvh *p, const sim_bvh *q, bool self, sim_bvh_job job, sim_bvh_job *out)
+{
+	int i = job.i, j = job.j;
+	bvh_link ni = p->link[i], nj = q->link[j];
+	bvh_walk s;
+	s.top = 0;
+	if (self && i == j) {
+		if (ni.leaf)
+			return -1;
+		int l = i + 1, r = ni.index;
+		push_if(&s, p->node_box, l, p->node_box, r);
+		push(&s, r, r);
+		push(&s, l, l);
+	} else {
+		if (ni.leaf && nj.leaf)
+			return -1;
+		const bvh_box *pb = p->node_box, *qb = q->node_box;
+		if (nj.leaf) {
+			push_if(&s, pb, ni.index, qb, j);
+			push_if(&s, pb, i + 1, qb, j);
+		} else if (ni.leaf) {
+			push_if(&s, pb, i, qb, nj.index);
+			push_if(&s, pb, i, qb, j + 1);
+		} else {
+			push_if(&s, pb, ni.index, qb, nj.index);
+			push_if(&s, pb, ni.index, qb, j + 1);
+			push_if(&s, pb, i + 1, qb, nj.index);
+			push_if(&s, pb, i + 1, qb, j + 1);
+		}
+	}
+	for (int k = 0; k < s.top; k++)
+		out[k] = (sim_bvh_job){s.pair[s.top - 1 - k][0], s.pair[s.top - 1 - k][1]};
+	return s.top;
+}
+
+int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh_job *scratch, int capacity,
+                  int target)
+{
+	bool self = p == q;
+	if (p->node_count == 0 || q->node_count == 0 || capacity < 1)
+		return 0;
+	if (!self && !overlap(&p->node_box[0], &q->node_box[0]))
+		return 0;
+	jobs[0] = (sim_bvh_job){0, 0};
+	int count = 1;
+	/* rounds of expanding every job that can be, while the result fits */
+	while (count > 0 && count < target) {
+		sim_bvh_job kids[4];
+		int total = 0;
+		bool changed = false;
+		for (int k = 0; k < count; k++) {
+			int m = expand_job(p, q, self, jobs[k], kids);
+			if (m < 0) {
+				if (total < capacity)
+					scratch[total] = jobs[k];
+				total++;
+				continue;
+			}
+			changed = true;
+			for (int t = 0; t < m; t++, total++)
+				if (total < capacity)
+					scratch[total] = kids[t];
+		}
+		if (!changed || total > capacity)
+			break;
+		memcpy(jobs, scratch, sizeof *jobs * (size_t)total);
+		count = total;
+	}
+	return count;
+}
+
+void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+{
+	bool self = p == q;
+	bvh_walk s;
+	s.top = 0;
+	push(&s, job.i, job.j);
+	while (s.top > 0) {
+		s.top--;
+		int i = s.pair[s.top][0], j = s.pair[s.top][1];
+		if (!self || i != j) {
+			visit_pair(p, i, q, j, self, &s, fn, user);
+			continue;
+		}
+		bvh_link n = p->link[i];
+		if (n.leaf) {
+			leaf_self(&p->leaves[n.index], fn, user);
+			continue;
+		}
+		int l = i + 1, r = n.index;
+		push_if(&s, p->node_box, l, p->node_box, r);
+		push(&s, r, r);
+		push(&s, l, l);
+	}
+}
+
 void sim_bvh_query(const sim_bvh *b, const sim_box *query, float margin, sim_bvh_hit_fn fn, void *user)
 {
 	if (b->node_count == 0)

@@ -30,7 +30,12 @@
  * primitives share a vertex are never tested.
  *
  * Geometry runs in double on the exact float positions the step will write, so what
- * the detection has cleared is what the world ends up with. */
+ * the detection has cleared is what the world ends up with.
+ *
+ * The broad phase's traversal, the contact search, the obstacle pass and the CCD
+ * sweeps' tests run as ranges through the world's task callbacks (sim_parallel_for);
+ * each range writes only its own items or its own block's output, merged in order, so
+ * the result is the serial one bit for bit (docs/collisions.md, "Parallel work"). */
 #include "sim_internal.h"
 
 #include "sim/sim_geom.h"
@@ -67,10 +72,28 @@ typedef struct pair {
 
 typedef sim_box fbox;
 
+/* What a triangle owns, with the vertex indices the broad phase's sharing tests need, in
+ * one 64-byte record: a triangle pair then reads two records, not six arrays. */
+typedef struct tri_own {
+	int tri[3];     /* the triangle's vertices */
+	int v[3];       /* the vertices it owns (nv of them) */
+	int e[3];       /* the edges it owns (ne of them) */
+	int ev[3][2];   /* their end vertices */
+	unsigned char nv, ne;
+} tri_own;
+
 typedef struct darray {
 	void *data;
 	int count, capacity;
 } darray;
+
+/* What one block of a parallel loop produced, merged with the others in block order, so
+ * that the result is the sequential one whatever the number of workers. */
+typedef struct block_out {
+	darray vf, ee;    /* broad phase: candidate pairs */
+	darray contacts;  /* proximity: contact_rec */
+	bool failed;      /* out of memory */
+} block_out;
 
 struct sim_collide {
 	/* collision vertices: the cloth particles first, then every triangle obstacle's */
@@ -104,6 +127,7 @@ struct sim_collide {
 	darray own_vert_start, own_vert; /* CSR: triangle -> the vertices it owns */
 	darray own_edge_start, own_edge; /* CSR: triangle -> the edges it owns */
 	darray edge_tri;  /* int: the triangle that owns each edge */
+	darray own;       /* tri_own per triangle: what triangle_pair reads, in one place */
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -125,6 +149,7 @@ struct sim_collide {
 	 * by more than 2 CCD_GAP cannot come within CCD_GAP */
 	darray vf_lb, ee_lb;
 	double *disp;
+	double (*dvec)[3]; /* each vertex's displacement over the substep, end - start (disp: its length) */
 	/* contacts against a side that cannot move (an obstacle, pinned cloth), applied after
 	 * the others (see proximity) */
 	darray rigid_contacts;
@@ -137,10 +162,21 @@ struct sim_collide {
 	bool lb_carry;    /* vf_lb and ee_lb hold bounds for the positions in x0_prev */
 	vec4 *x0_prev;
 	double *move;
+	double (*movev)[3]; /* x0 - x0_prev: the moves as vectors, for relative bounds */
+	/* per triangle and edge: the largest move of its vertices, and the separation of its
+	 * side, so that a carried bound is tested without visiting the vertices */
+	darray tri_move, edge_move; /* double */
+	darray tri_sep, edge_sep;   /* float; an edge's two vertices have one owner, so one value */
 	/* The first candidates the last refresh_candidates added (the counts when it added
 	 * none), so that the debug log can record each candidate once per substep. */
 	int new_vf, new_ee;
 	sim_debug_log *log; /* the world's, while it records pairs; NULL otherwise */
+	/* parallel loops: per-block outputs, the broad phase's traversal jobs (with the tree
+	 * pair of each), and the CCD pre-pass's hits */
+	block_out *blocks;
+	int block_capacity;
+	darray jobs, job_scratch, job_trees;
+	darray pre; /* CCD pre-pass: 1 per candidate (vertex-face, then edge-edge) it found a hit */
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -162,6 +198,36 @@ static bool reserve(darray *a, size_t elem, int needed)
 
 sim_collide *sim_collide_create(void) { return calloc(1, sizeof(sim_collide)); }
 
+/* Room for n block outputs, each emptied. */
+static bool reserve_blocks(sim_collide *c, int n)
+{
+	if (n > c->block_capacity) {
+		block_out *b = realloc(c->blocks, sizeof *b * (size_t)n);
+		if (!b)
+			return false;
+		memset(b + c->block_capacity, 0, sizeof *b * (size_t)(n - c->block_capacity));
+		c->blocks = b;
+		c->block_capacity = n;
+	}
+	for (int i = 0; i < n; i++) {
+		c->blocks[i].vf.count = c->blocks[i].ee.count = c->blocks[i].contacts.count = 0;
+		c->blocks[i].failed = false;
+	}
+	return true;
+}
+
+/* Appends src to dst. */
+static bool append(darray *dst, const darray *src, size_t elem)
+{
+	if (src->count == 0)
+		return true;
+	if (!reserve(dst, elem, dst->count + src->count))
+		return false;
+	memcpy((char *)dst->data + elem * (size_t)dst->count, src->data, elem * (size_t)src->count);
+	dst->count += src->count;
+	return true;
+}
+
 void sim_collide_destroy(sim_collide *c)
 {
 	if (!c)
@@ -171,13 +237,27 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
-	                  c->x0_prev, c->move, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
+	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
-	                  c->edge_tri.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
+	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
 		sim_bvh_destroy(c->trees[i]);
+	for (int i = 0; i < c->block_capacity; i++) {
+		free(c->blocks[i].vf.data);
+		free(c->blocks[i].ee.data);
+		free(c->blocks[i].contacts.data);
+	}
+	free(c->blocks);
+	free(c->jobs.data);
+	free(c->job_scratch.data);
+	free(c->job_trees.data);
+	free(c->pre.data);
+	free(c->tri_move.data);
+	free(c->edge_move.data);
+	free(c->tri_sep.data);
+	free(c->edge_sep.data);
 	free(c->trees);
 	free(c);
 }
@@ -224,6 +304,8 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->box_hi);
 	GROW(c->disp);
 	GROW(c->move);
+	GROW(c->dvec);
+	GROW(c->movev);
 	GROW(c->zone);
 	GROW(c->vstamp);
 	GROW(c->vert_tri);
@@ -309,6 +391,23 @@ static bool assign_owners(sim_collide *c, int nv, int nt, int ne)
 			c->vert_tri[vl[k]] = t;
 		for (int k = es[t]; k < es[t + 1]; k++)
 			et[el[k]] = t;
+	}
+	if (!reserve(&c->own, sizeof(tri_own), nt))
+		return false;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	tri_own *own = c->own.data;
+	for (int t = 0; t < nt; t++) {
+		tri_own *o = &own[t];
+		memset(o, 0, sizeof *o);
+		memcpy(o->tri, &tri[3 * t], sizeof o->tri);
+		for (int k = vs[t]; k < vs[t + 1]; k++)
+			o->v[o->nv++] = vl[k];
+		for (int k = es[t]; k < es[t + 1]; k++) {
+			o->ev[o->ne][0] = edges[el[k]][0];
+			o->ev[o->ne][1] = edges[el[k]][1];
+			o->e[o->ne++] = el[k];
+		}
 	}
 	if (nt > 0)
 		memset(c->tri_dirty.data, 0, (size_t)nt);
@@ -481,6 +580,17 @@ static double displacement(const sim_collide *c, int i, float h)
 	return sqrt(d2);
 }
 
+/* Renews vertex i's displacement and its length after vbar changed, as
+ * displacement computes it. */
+static void track_motion(sim_collide *c, int i, float h)
+{
+	double e[3];
+	end_position(c, i, h, e);
+	for (int k = 0; k < 3; k++)
+		c->dvec[i][k] = e[k] - c->x0[i][k];
+	c->disp[i] = displacement(c, i, h);
+}
+
 /* ---- broad phase ---------------------------------------------------------------------------- */
 
 /* Vertex i's box over the substep (start and current end position), inflated by
@@ -527,6 +637,7 @@ static int mark_escaped(sim_collide *c, float h, float start_margin, float extra
 
 typedef struct broad_ctx {
 	sim_collide *c;
+	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
 	int tri;              /* a query: the triangle asking, and its owner */
 	int owner;
@@ -554,38 +665,33 @@ static inline bool vertex_in_box(const sim_collide *c, int v, const fbox *b)
  * apart (a vertex's box against the triangle's, an edge's against the edge's).  The
  * lists have room for the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge):
  * every candidate is written and kept or not by the count alone. */
-static bool triangle_pair(sim_collide *c, int ta, int tb)
+static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
-	if (!reserve(&c->vf, sizeof(pair), c->vf.count + 6) || !reserve(&c->ee, sizeof(pair), c->ee.count + 9))
+	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
-	const int *vs = c->own_vert_start.data, *es = c->own_edge_start.data;
-	const int *tri = c->tris.data;
-	const int(*edges)[2] = c->edges.data;
-	const int *vl = c->own_vert.data, *el = c->own_edge.data;
+	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
 	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
-	const int *A = &tri[3 * ta], *B = &tri[3 * tb];
-	pair *vf = c->vf.data, *ee = c->ee.data;
-	int nvf = c->vf.count, nee = c->ee.count;
-	for (int k = vs[ta]; k < vs[ta + 1]; k++) {
-		vf[nvf] = (pair){vl[k], tb};
-		nvf += !shares_vertex(B, vl[k]) & vertex_in_box(c, vl[k], &tbox[tb]);
+	pair *vf = vfa->data, *ee = eea->data;
+	int nvf = vfa->count, nee = eea->count;
+	for (int k = 0; k < A->nv; k++) {
+		vf[nvf] = (pair){A->v[k], tb};
+		nvf += !shares_vertex(B->tri, A->v[k]) & vertex_in_box(c, A->v[k], &tbox[tb]);
 	}
-	for (int k = vs[tb]; k < vs[tb + 1]; k++) {
-		vf[nvf] = (pair){vl[k], ta};
-		nvf += !shares_vertex(A, vl[k]) & vertex_in_box(c, vl[k], &tbox[ta]);
+	for (int k = 0; k < B->nv; k++) {
+		vf[nvf] = (pair){B->v[k], ta};
+		nvf += !shares_vertex(A->tri, B->v[k]) & vertex_in_box(c, B->v[k], &tbox[ta]);
 	}
-	int ea1 = es[ta + 1], eb0 = es[tb], eb1 = es[tb + 1];
-	for (int i = es[ta]; i < ea1; i++) {
-		const int *p = edges[el[i]];
-		const fbox *bp = &ebox[el[i]];
-		for (int j = eb0; j < eb1; j++) {
-			const int *q = edges[el[j]];
-			ee[nee] = (pair){el[i], el[j]};
-			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[el[j]]);
+	for (int i = 0; i < A->ne; i++) {
+		const int *p = A->ev[i];
+		const fbox *bp = &ebox[A->e[i]];
+		for (int j = 0; j < B->ne; j++) {
+			const int *q = B->ev[j];
+			ee[nee] = (pair){A->e[i], B->e[j]};
+			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[B->e[j]]);
 		}
 	}
-	c->vf.count = nvf;
-	c->ee.count = nee;
+	vfa->count = nvf;
+	eea->count = nee;
 	return true;
 }
 
@@ -593,7 +699,7 @@ static bool triangle_pair(sim_collide *c, int ta, int tb)
 static void on_triangle_pair(void *user, int ta, int tb)
 {
 	broad_ctx *ctx = user;
-	if (!triangle_pair(ctx->c, ta + ctx->first_a, tb + ctx->first_b))
+	if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, ta + ctx->first_a, tb + ctx->first_b))
 		ctx->failed = true;
 }
 
@@ -647,33 +753,52 @@ static void forget_results(sim_collide *c, bool keep_bounds)
 
 /* Gives every new candidate that was an old one its old start-distance bound (the
  * others keep 0): the old pairs are indexed by their first primitive (counting sort),
- * and each new pair looks among the few old ones with the same first primitive. */
-static bool carry_bounds(sim_collide *c, const darray *old, const double *old_lb, const darray *cur, double *lb,
-                         int keys)
+ * and each new pair looks among the few old ones with the same first primitive.  The
+ * lookups read the index only, so ranges of new pairs run in parallel. */
+typedef struct carry_task {
+	const pair *cur;
+	const double *old_lb;
+	double *lb;
+	const int *start;
+	const pair *items; /* per old pair, by first primitive: {second primitive, old index} */
+} carry_task;
+
+static void carry_range(int first, int last, int worker, void *ctx)
+{
+	(void)worker;
+	const carry_task *t = ctx;
+	for (int q = first; q < last; q++) {
+		int a = t->cur[q].a, b = t->cur[q].b;
+		/* the run of a's old pairs is contiguous, so the scan streams */
+		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
+			if (t->items[j].a == b) {
+				t->lb[q] = t->old_lb[t->items[j].b];
+				break;
+			}
+		}
+	}
+}
+
+static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
+                         const darray *cur, double *lb, int keys)
 {
 	if (old->count == 0 || cur->count == 0)
 		return true;
-	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(int), old->count))
+	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(pair), old->count))
 		return false;
-	int *start = c->key_start.data, *items = c->key_items.data;
-	const pair *op = old->data, *np = cur->data;
+	int *start = c->key_start.data;
+	pair *items = c->key_items.data;
+	const pair *op = old->data;
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
 	for (int q = 0; q < old->count; q++)
 		start[op[q].a + 1]++;
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
 	for (int q = 0; q < old->count; q++)
-		items[start[op[q].a]++] = q;
+		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	for (int q = 0; q < cur->count; q++) {
-		int a = np[q].a;
-		for (int j = a ? start[a - 1] : 0; j < start[a]; j++) {
-			if (op[items[j]].b == np[q].b) {
-				lb[q] = old_lb[items[j]];
-				break;
-			}
-		}
-	}
+	carry_task task = {cur->data, old_lb, lb, start, items};
+	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
 
@@ -688,6 +813,51 @@ static bool owners_meet(const sim_collide *c, const sim_world *w, int a, int b)
 		return w->def.self_collisions;
 	return c->owner_rigid[b] || w->def.self_collisions;
 }
+
+/* Whether the loops below go through the world's task callbacks; without them (or with
+ * one worker) they run inline and write straight into the candidate lists. */
+static bool parallel(const sim_world *w) { return w->def.enqueue_task && w->def.worker_count > 1; }
+
+/* The traversals of the full broad phase, in jobs (sim_bvh_split): block k runs job k
+ * over the trees of owners job_trees[2 k] and [2 k + 1]. */
+typedef struct traverse_task {
+	sim_collide *c;
+	bool direct; /* inline: every job writes straight into c->vf and c->ee, in order */
+} traverse_task;
+
+static void traverse_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	traverse_task *t = ctx;
+	sim_collide *c = t->c;
+	const sim_bvh_job *jobs = c->jobs.data;
+	const int *trees = c->job_trees.data;
+	for (int k = start; k < end; k++) {
+		block_out *out = &c->blocks[k];
+		int a = trees[2 * k], b = trees[2 * k + 1];
+		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
+		                c->owner_first_tri[b], -1, -1, false};
+		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
+		out->failed |= bc.failed;
+	}
+}
+
+/* Appends every block's candidates to the lists, in block order. */
+static bool merge_candidates(sim_collide *c, int blocks)
+{
+	for (int k = 0; k < blocks; k++) {
+		const block_out *b = &c->blocks[k];
+		if (b->failed || !append(&c->vf, &b->vf, sizeof(pair)) || !append(&c->ee, &b->ee, sizeof(pair)))
+			return false;
+	}
+	return true;
+}
+
+/* Jobs per pair of trees when the traversal runs in parallel: enough that two to four
+ * workers share the uneven work evenly. */
+#define BROAD_JOBS 64
+/* Dirty triangles per block of an in-place refresh. */
+#define QUERY_BLOCK 32
 
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
@@ -737,20 +907,35 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	c->lb_carry = false;
 	c->vf.count = c->ee.count = 0;
 	c->have_candidates = false;
-	broad_ctx ctx = {c, 0, 0, -1, -1, false};
+	/* Each pair of trees is traversed in jobs whose outputs, concatenated in order, are
+	 * the whole traversal's (sim_bvh_split): the same list for any number of workers. */
+	bool par = parallel(w);
+	int target = par ? BROAD_JOBS : 1, room = 4 * BROAD_JOBS, njobs = 0;
+	c->jobs.count = 0;
 	for (int a = 0; a < c->owner_count; a++) {
 		for (int b = a; b < c->owner_count; b++) {
 			if (!owners_meet(c, w, a, b))
 				continue;
-			ctx.first_a = c->owner_first_tri[a];
-			ctx.first_b = c->owner_first_tri[b];
-			if (a == b)
-				sim_bvh_self_pairs(c->trees[a], on_triangle_pair, &ctx);
-			else
-				sim_bvh_pairs(c->trees[a], c->trees[b], on_triangle_pair, &ctx);
+			if (!reserve(&c->jobs, sizeof(sim_bvh_job), njobs + room) ||
+			    !reserve(&c->job_scratch, sizeof(sim_bvh_job), room) ||
+			    !reserve(&c->job_trees, 2 * sizeof(int), njobs + room))
+				return false;
+			int n = sim_bvh_split(c->trees[a], c->trees[b], (sim_bvh_job *)c->jobs.data + njobs, c->job_scratch.data,
+			                      room, target);
+			int *trees = c->job_trees.data;
+			for (int k = njobs; k < njobs + n; k++)
+				trees[2 * k] = a, trees[2 * k + 1] = b;
+			njobs += n;
 		}
 	}
-	if (ctx.failed)
+	if (!reserve_blocks(c, njobs))
+		return false;
+	traverse_task task = {c, !par};
+	sim_parallel_for(w, traverse_range, njobs, 1, &task);
+	bool ok = true;
+	for (int k = 0; k < njobs; k++)
+		ok &= !c->blocks[k].failed;
+	if (!ok || (par && !merge_candidates(c, njobs)))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -759,8 +944,8 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	c->candidates_self = w->def.self_collisions;
 	forget_results(c, false);
 	if (carry) {
-		if (!carry_bounds(c, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
-		    !carry_bounds(c, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
+		if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
+		    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
 			forget_results(c, false);
 			return false;
 		}
@@ -768,6 +953,43 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	}
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
+}
+
+/* The in-place refresh's queries: block k asks for the dirty triangles list[QUERY_BLOCK k]
+ * on, each against every tree it meets. */
+typedef struct query_task {
+	sim_collide *c;
+	const sim_world *w;
+	const int *list;
+	int count;
+	bool direct; /* inline: straight into c->vf and c->ee */
+} query_task;
+
+static void on_query_hit(void *user, int t);
+
+static void query_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	query_task *q = ctx;
+	sim_collide *c = q->c;
+	const int *towner = c->tri_owner.data;
+	const fbox *tb = c->tri_box.data;
+	for (int blk = start; blk < end; blk++) {
+		block_out *out = &c->blocks[blk];
+		broad_ctx bc = {c, q->direct ? &c->vf : &out->vf, q->direct ? &c->ee : &out->ee, 0, 0, -1, -1, false};
+		int last = (blk + 1) * QUERY_BLOCK < q->count ? (blk + 1) * QUERY_BLOCK : q->count;
+		for (int k = blk * QUERY_BLOCK; k < last; k++) {
+			int t = q->list[k], o = towner[t];
+			bc.tri = t;
+			for (int b = 0; b < c->owner_count; b++) {
+				if (!owners_meet(c, q->w, o < b ? o : b, o < b ? b : o))
+					continue;
+				bc.owner = b;
+				sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &bc);
+			}
+		}
+		out->failed |= bc.failed;
+	}
 }
 
 /* A query's report: triangle t of tree `ctx->owner`, overlapping the dirty triangle
@@ -783,11 +1005,11 @@ static void on_query_hit(void *user, int t)
 	bool ok = true;
 	if (mine == ctx->owner) {
 		if (other != me && (!other_dirty || me < other))
-			ok = triangle_pair(c, me < other ? me : other, me < other ? other : me);
+			ok = triangle_pair(c, ctx->vf, ctx->ee, me < other ? me : other, me < other ? other : me);
 	} else if (mine < ctx->owner) {
-		ok = triangle_pair(c, me, other);
+		ok = triangle_pair(c, ctx->vf, ctx->ee, me, other);
 	} else if (!other_dirty) {
-		ok = triangle_pair(c, other, me);
+		ok = triangle_pair(c, ctx->vf, ctx->ee, other, me);
 	}
 	if (!ok)
 		ctx->failed = true;
@@ -884,22 +1106,18 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	drop_dirty(c);
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
-	const int *towner = c->tri_owner.data;
-	const fbox *tb = c->tri_box.data;
-	broad_ctx ctx = {c, 0, 0, -1, -1, false};
-	for (int k = 0; k < nd; k++) {
-		int t = list[k], o = towner[t];
-		ctx.tri = t;
-		for (int b = 0; b < c->owner_count; b++) {
-			if (!owners_meet(c, w, o < b ? o : b, o < b ? b : o))
-				continue;
-			ctx.owner = b;
-			sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &ctx);
-		}
-	}
+	bool par = parallel(w);
+	int nblocks = (nd + QUERY_BLOCK - 1) / QUERY_BLOCK;
+	if (!reserve_blocks(c, nblocks))
+		return false;
+	query_task task = {c, w, list, nd, !par};
+	sim_parallel_for(w, query_range, nblocks, 1, &task);
 	if (nt > 0)
 		memset(dirty, 0, (size_t)nt);
-	if (ctx.failed)
+	bool ok = true;
+	for (int k = 0; k < nblocks; k++)
+		ok &= !c->blocks[k].failed;
+	if (!ok || (par && !merge_candidates(c, nblocks)))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -1020,7 +1238,7 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 		for (int j = 0; j < 3; j++)
 			c->vbar[i][j] += (float)(f * dv[j]);
 		c->vstamp[i] = c->clock;
-		c->disp[i] = displacement(c, i, h);
+		track_motion(c, i, h);
 	}
 }
 
@@ -1184,96 +1402,208 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	return false;
 }
 
-static int proximity(sim_collide *c, float h)
+/* The largest move since x0_prev of a vertex of one side relative to one of the other
+ * (vertices [0, split) are one side): as for relative_reach, two primitives lb apart at
+ * x0_prev are at least lb minus this apart at x0, since every point of either is the
+ * same convex combination of its vertices in both configurations. */
+static double relative_move(const sim_collide *c, const int idx[4], int split)
+{
+	double m2 = 0.0;
+	for (int i = 0; i < split; i++) {
+		for (int j = split; j < 4; j++) {
+			const double *a = c->movev[idx[i]], *b = c->movev[idx[j]];
+			double r[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+			double q = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+			m2 = q > m2 ? q : m2;
+		}
+	}
+	return sqrt(m2);
+}
+
+/* Candidates per block of the contact search. */
+#define PROXIMITY_BLOCK 1024
+
+/* The contact search over the candidates, vertex-face pairs then edge-edge pairs as one
+ * sequence: block k finds the pairs closer than their separation among candidates
+ * [PROXIMITY_BLOCK k, PROXIMITY_BLOCK (k + 1)) and records them (with their weights,
+ * normal and distance) in its output, and updates their start-distance bounds; the
+ * impulses come after, in candidate order (proximity). */
+typedef struct proximity_task {
+	sim_collide *c;
+	bool carry; /* bounds carried over from x0_prev, less the moves */
+} proximity_task;
+
+static void proximity_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const proximity_task *pt = ctx;
+	sim_collide *c = pt->c;
+	bool carry = pt->carry;
+	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const double *mv = c->move, *tmv = c->tri_move.data, *emv = c->edge_move.data;
+	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
+	for (int blk = start; blk < end; blk++) {
+		block_out *out = &c->blocks[blk];
+		int first = blk * PROXIMITY_BLOCK, last = first + PROXIMITY_BLOCK < total ? first + PROXIMITY_BLOCK : total;
+		for (int q = first; q < (last < nvf ? last : nvf); q++) {
+			double thr = 0.0;
+			if (carry) {
+				double lb = vf_lb[q] - mv[vf[q].a] - tmv[vf[q].b];
+				thr = ((double)c->sep[vf[q].a] + (double)tsep[vf[q].b]) * (1.0 + 1e-6);
+				if (lb > thr) {
+					vf_lb[q] = lb;
+					continue;
+				}
+			}
+			const int *t = &tri[3 * vf[q].b];
+			if (carry && vf_lb[q] > thr) { /* moved far, but maybe together */
+				const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+				double lb = vf_lb[q] - relative_move(c, idx, 1);
+				if (lb > thr) {
+					vf_lb[q] = lb;
+					continue;
+				}
+			}
+			double p[3], a[3], b[3], cc[3], wts[3];
+			to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
+			stencil s;
+			vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
+			double sep = pair_separation(c, &s);
+			if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
+				continue;
+			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
+			vf_lb[q] = sqrt(d2);
+			if (!(d2 < sep * sep))
+				continue;
+			double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
+			for (int k = 0; k < 3; k++) {
+				diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
+				e1[k] = b[k] - a[k];
+				e2[k] = cc[k] - a[k];
+			}
+			cross3(e1, e2, fn);
+			if (!unit_or(diff, fn, n))
+				continue;
+			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
+				out->failed = true;
+				return;
+			}
+			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			vf_stencil(c, &vf[q], wts, &r->s);
+			memcpy(r->n, n, sizeof r->n);
+			r->d = d, r->sep = sep, r->vertex_face = true;
+		}
+		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
+			double thr = 0.0;
+			if (carry) {
+				double lb = ee_lb[q] - emv[ee[q].a] - emv[ee[q].b];
+				thr = ((double)esep[ee[q].a] + (double)esep[ee[q].b]) * (1.0 + 1e-6);
+				if (lb > thr) {
+					ee_lb[q] = lb;
+					continue;
+				}
+			}
+			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
+			if (carry && ee_lb[q] > thr) {
+				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
+				double lb = ee_lb[q] - relative_move(c, idx, 2);
+				if (lb > thr) {
+					ee_lb[q] = lb;
+					continue;
+				}
+			}
+			double p0[3], p1[3], q0[3], q1[3], u, v;
+			to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
+			stencil s;
+			ee_stencil(c, &ee[q], 0.5, 0.5, &s);
+			double sep = pair_separation(c, &s);
+			if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
+				continue;
+			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
+			ee_lb[q] = sqrt(d2);
+			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
+				continue; /* an end point: the vertex-face pairs cover it */
+			double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
+			for (int k = 0; k < 3; k++) {
+				diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
+				da[k] = p1[k] - p0[k];
+				db[k] = q1[k] - q0[k];
+			}
+			cross3(da, db, cr);
+			if (!unit_or(diff, cr, n))
+				continue;
+			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
+				out->failed = true;
+				return;
+			}
+			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			ee_stencil(c, &ee[q], u, v, &r->s);
+			memcpy(r->n, n, sizeof r->n);
+			r->d = d, r->sep = sep, r->vertex_face = false;
+		}
+	}
+}
+
+/* Returns the contacts that got an impulse, or -1 when out of memory. */
+static int proximity(sim_collide *c, const sim_world *w, float h)
 {
 	int contacts = 0;
 	c->rigid_contacts.count = 0;
 	sim_debug_log *log = c->log;
-	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	bool carry = c->lb_carry;
-	const double *mv = c->move;
 	if (carry)
 		for (int i = 0; i < c->nv; i++) {
 			double d2 = 0.0;
 			for (int k = 0; k < 3; k++) {
 				double d = (double)c->x0[i][k] - (double)c->x0_prev[i][k];
+				c->movev[i][k] = d;
 				d2 += d * d;
 			}
 			c->move[i] = sqrt(d2);
 		}
-	const pair *vf = c->vf.data, *ee = c->ee.data;
-	const int *tri = c->tris.data;
-	const int(*edges)[2] = c->edges.data;
-	for (int q = 0; q < c->vf.count; q++) {
-		const int *t = &tri[3 * vf[q].b];
-		if (carry) {
-			double lb = vf_lb[q] - mv[vf[q].a] - max3(mv[t[0]], mv[t[1]], mv[t[2]]);
-			if (lb > ((double)c->sep[vf[q].a] + (double)c->sep[t[2]]) * (1.0 + 1e-6)) {
-				vf_lb[q] = lb;
-				continue;
-			}
+	if (carry) { /* the same maxima and separations the per-vertex tests would take */
+		int nt = c->tris.count, ne = c->edges.count;
+		if (!reserve(&c->tri_move, sizeof(double), nt) || !reserve(&c->edge_move, sizeof(double), ne) ||
+		    !reserve(&c->tri_sep, sizeof(float), nt) || !reserve(&c->edge_sep, sizeof(float), ne))
+			return -1;
+		const int *tri = c->tris.data;
+		const int(*edges)[2] = c->edges.data;
+		const double *mv = c->move;
+		double *tmv = c->tri_move.data, *emv = c->edge_move.data;
+		float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+		for (int t = 0; t < nt; t++) {
+			const int *v = &tri[3 * t];
+			tmv[t] = max3(mv[v[0]], mv[v[1]], mv[v[2]]);
+			tsep[t] = c->sep[v[2]];
 		}
-		double p[3], a[3], b[3], cc[3], wts[3];
-		to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
-		stencil s;
-		vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
-		double sep = pair_separation(c, &s);
-		if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
-			continue;
-		double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
-		vf_lb[q] = sqrt(d2);
-		if (!(d2 < sep * sep))
-			continue;
-		double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
-		for (int k = 0; k < 3; k++) {
-			diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
-			e1[k] = b[k] - a[k];
-			e2[k] = cc[k] - a[k];
+		for (int e = 0; e < ne; e++) {
+			const int *v = edges[e];
+			emv[e] = mv[v[0]] > mv[v[1]] ? mv[v[0]] : mv[v[1]];
+			esep[e] = c->sep[v[0]];
 		}
-		cross3(e1, e2, fn);
-		if (!unit_or(diff, fn, n))
-			continue;
-		vf_stencil(c, &vf[q], wts, &s);
-		bool got = contact_or_defer(c, &s, true, n, d, sep, h);
-		contacts += got;
-		if (got && log)
-			log_stencil(log, SIM_PAIR_PROXIMITY, true, &s);
 	}
-	for (int q = 0; q < c->ee.count; q++) {
-		const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
-		if (carry) {
-			double lb = ee_lb[q] - (mv[ea[0]] > mv[ea[1]] ? mv[ea[0]] : mv[ea[1]]) -
-			            (mv[eb[0]] > mv[eb[1]] ? mv[eb[0]] : mv[eb[1]]);
-			if (lb > ((double)c->sep[ea[0]] + (double)c->sep[eb[1]]) * (1.0 + 1e-6)) {
-				ee_lb[q] = lb;
-				continue;
-			}
+	int total = c->vf.count + c->ee.count, nblocks = (total + PROXIMITY_BLOCK - 1) / PROXIMITY_BLOCK;
+	if (!reserve_blocks(c, nblocks))
+		return -1;
+	proximity_task task = {c, carry};
+	sim_parallel_for(w, proximity_range, nblocks, 1, &task);
+	/* the impulses of the contacts found, in candidate order (each reads vbar, which the
+	 * sweep leaves alone until apply_accumulated, and adds to acc) */
+	for (int k = 0; k < nblocks; k++) {
+		const block_out *b = &c->blocks[k];
+		if (b->failed)
+			return -1;
+		const rigid_contact *r = b->contacts.data;
+		for (int q = 0; q < b->contacts.count; q++) {
+			bool got = contact_or_defer(c, &r[q].s, r[q].vertex_face, r[q].n, r[q].d, r[q].sep, h);
+			contacts += got;
+			if (got && log)
+				log_stencil(log, SIM_PAIR_PROXIMITY, r[q].vertex_face, &r[q].s);
 		}
-		double p0[3], p1[3], q0[3], q1[3], u, v;
-		to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
-		stencil s;
-		ee_stencil(c, &ee[q], 0.5, 0.5, &s);
-		double sep = pair_separation(c, &s);
-		if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
-			continue;
-		double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
-		ee_lb[q] = sqrt(d2);
-		if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
-			continue; /* an end point: the vertex-face pairs cover it */
-		double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
-		for (int k = 0; k < 3; k++) {
-			diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
-			da[k] = p1[k] - p0[k];
-			db[k] = q1[k] - q0[k];
-		}
-		cross3(da, db, cr);
-		if (!unit_or(diff, cr, n))
-			continue;
-		ee_stencil(c, &ee[q], u, v, &s);
-		bool got = contact_or_defer(c, &s, false, n, d, sep, h);
-		contacts += got;
-		if (got && log)
-			log_stencil(log, SIM_PAIR_PROXIMITY, false, &s);
 	}
 	apply_accumulated(c);
 	/* Contacts with a side that cannot move (the floor under a pile) act on the result
@@ -1505,11 +1835,33 @@ static bool apart(double lb, double da, double db)
 	return lb - da - db > 2.0 * CCD_GAP;
 }
 
+/* The largest displacement of a vertex of one side relative to one of the other over the
+ * substep (vertices [0, split) are one side).  Every point of a primitive is a fixed
+ * convex combination of its vertices, so the two primitives' closest points approach by
+ * at most this much: two primitives lb apart at the start stay lb - M apart.  Sheets that
+ * slide along themselves (a cloth falling past its own folds) move far but together, so
+ * this keeps them apart where the absolute displacements (apart) cannot.  Reads the
+ * displacements track_motion keeps. */
+static double relative_reach(const sim_collide *c, const int idx[4], int split)
+{
+	const double(*d)[3] = (const double(*)[3])c->dvec;
+	double m2 = 0.0;
+	for (int i = 0; i < split; i++) {
+		for (int j = split; j < 4; j++) {
+			const double *p = d[idx[i]], *q = d[idx[j]];
+			double r[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+			double v = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+			m2 = v > m2 ? v : m2;
+		}
+	}
+	return sqrt(m2);
+}
+
 /* One candidate of a sweep, its vertices in idx (the first `split` on one side):
  * true on an approaching hit, which gets its impulse (respond) or goes to on_hit.  With
  * incremental, a candidate that cannot have changed since it was last found clear is
  * skipped (its result would be the same), and so is one the start distance and the
- * displacements keep apart; incremental needs disp up to date. */
+ * displacements keep apart; disp and dvec must be up to date (track_motion). */
 static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const int idx[4], int *state, double lb,
                        float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
@@ -1525,10 +1877,15 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 			else
 				db = d > db ? d : db;
 		}
-		if (apart(lb, da, db)) {
+		if (apart(lb, da, db) || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP) {
 			*state = c->clock;
 			return false;
 		}
+	} else if (lb - relative_reach(c, idx, vertex_face ? 1 : 2) > 2.0 * CCD_GAP) {
+		/* every candidate tested whatever its state: the relative reach still clears
+		 * what detect would clear */
+		*state = c->clock;
+		return false;
 	}
 	stencil s;
 	double n[3];
@@ -1545,8 +1902,28 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 	return true;
 }
 
+/* sweep_pair's two cheapest outcomes, inline in the sweep loops (most candidates of a
+ * resting pile end here): 1 when the candidate is not stale (skip it), 2 when the start
+ * bound and the displacements keep it apart (clear), 0 when sweep_pair must decide. */
+static inline int quick_outcome(const sim_collide *c, const int idx[4], int split, int state, double lb)
+{
+	const int *vs = c->vstamp;
+	if (state >= 0 && vs[idx[0]] <= state && vs[idx[1]] <= state && vs[idx[2]] <= state && vs[idx[3]] <= state)
+		return 1;
+	const double *d = c->disp;
+	double da = d[idx[0]], db = d[idx[3]];
+	if (split == 1) {
+		double m = d[idx[1]] > d[idx[2]] ? d[idx[1]] : d[idx[2]];
+		db = m > db ? m : db;
+	} else {
+		da = d[idx[1]] > da ? d[idx[1]] : da;
+		db = d[idx[2]] > db ? d[idx[2]] : db;
+	}
+	return apart(lb, da, db) ? 2 : 0;
+}
+
 /* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
-static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
+static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
 	int hits = 0;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
@@ -1557,12 +1934,141 @@ static int sweep(sim_collide *c, float h, bool respond, bool incremental, hit_fn
 	for (int q = 0; q < c->vf.count; q++) {
 		const int *t = &tri[3 * vf[q].b];
 		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
+		if (incremental) {
+			int quick = quick_outcome(c, idx, 1, vf_state[q], vf_lb[q]);
+			if (quick) {
+				if (quick == 2)
+					vf_state[q] = c->clock;
+				continue;
+			}
+		}
 		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
 	}
 	for (int q = 0; q < c->ee.count; q++) {
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
+		if (incremental) {
+			int quick = quick_outcome(c, idx, 2, ee_state[q], ee_lb[q]);
+			if (quick) {
+				if (quick == 2)
+					ee_state[q] = c->clock;
+				continue;
+			}
+		}
 		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+	}
+	return hits;
+}
+
+typedef struct prepass_task {
+	sim_collide *c;
+	float h;
+	bool incremental;
+	int clock0; /* the clock at the sweep's start */
+} prepass_task;
+
+/* Candidates per range of the pre-pass, at least. */
+#define PREPASS_RANGE 512
+
+/* sweep_pair's decision from the state at the sweep's start, over candidates
+ * [start, end) of vertex-face then edge-edge pairs as one sequence: a candidate found
+ * clear gets its state (clock0) at once, a hit is marked in c->pre for the walk. */
+static void prepass_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const prepass_task *pt = ctx;
+	sim_collide *c = pt->c;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	unsigned char *pre = c->pre.data;
+	int nvf = c->vf.count;
+	for (int k = start; k < end; k++) {
+		bool vertex_face = k < nvf;
+		int q = vertex_face ? k : k - nvf, idx[4], split = vertex_face ? 1 : 2;
+		int *state = vertex_face ? &vf_state[q] : &ee_state[q];
+		double lb;
+		const pair *p;
+		if (vertex_face) {
+			const int *t = &tri[3 * vf[q].b];
+			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+			lb = vf_lb[q], p = &vf[q];
+		} else {
+			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
+			lb = ee_lb[q], p = &ee[q];
+		}
+		pre[k] = 0;
+		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
+		if (quick == 1)
+			continue;
+		bool far = quick == 2 || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP;
+		stencil s;
+		double n[3];
+		if (!far && detect(c, vertex_face, p, pt->h, &s, n))
+			pre[k] = 1;
+		else
+			*state = pt->clock0;
+	}
+}
+
+/* The serial sweep's result with the candidates tested in parallel first.  detect and
+ * the skips read only the candidate's four vertices (x0, vbar, disp, vstamp) and its own
+ * state, and a sweep changes vertices only through impulses, which stamp them: so a
+ * candidate none of whose vertices took an impulse earlier in the sweep gets the
+ * pre-pass's result, and the in-order walk re-runs only the others and the hits (which
+ * need their impulses now).  A clear candidate's state is the clock at the sweep's start
+ * rather than at its turn, which decides every later staleness test the same way: none
+ * of its vertices is stamped in between.  Until the first impulse of the sweep the walk
+ * jumps from hit to hit.  Bit for bit sweep_serial's result. */
+static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool incremental, hit_fn on_hit,
+                 void *user)
+{
+	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
+	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total + 8))
+		return sweep_serial(c, h, respond, incremental, on_hit, user);
+	int hits = 0, clock0 = c->clock;
+	prepass_task task = {c, h, incremental, clock0};
+	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
+	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
+	unsigned char *pre = c->pre.data;
+	memset(pre + total, 1, 8); /* a sentinel hit ends the jumps */
+	const int *tri = c->tris.data, *vs = c->vstamp;
+	const int(*edges)[2] = c->edges.data;
+	for (int k = 0; k < total; k++) {
+		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
+			while (k + 8 <= total) {
+				uint64_t word;
+				memcpy(&word, pre + k, sizeof word);
+				if (word)
+					break;
+				k += 8;
+			}
+			while (!pre[k])
+				k++;
+			if (k >= total)
+				break;
+		}
+		bool vertex_face = k < nvf;
+		int q = vertex_face ? k : k - nvf, idx[4];
+		if (vertex_face) {
+			const int *t = &tri[3 * vf[q].b];
+			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+		} else {
+			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
+		}
+		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
+		if (!touched && !pre[k])
+			continue;
+		if (vertex_face)
+			hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
+		else
+			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
 	return hits;
 }
@@ -1616,6 +2122,9 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 		return;
 	for (int i = 0; i < nv; i++)
 		count[zone_find(c->zone, i)]++;
+	/* every vertex whose vbar changes is stamped (and its displacement renewed), so that
+	 * the next detection round tests again exactly the candidates it can change */
+	int stamp = ++c->clock;
 	*zones = 0;
 	for (int root = 0; root < nv; root++) {
 		if (count[root] < 2 || zone_find(c->zone, root) != root)
@@ -1644,9 +2153,12 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 		c->solid[root] = 0;
 		if (fixed) {
 			for (int i = root; i < nv; i++)
-				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f)
+				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f) {
 					for (int k = 0; k < 3; k++)
 						c->vbar[i][k] = (float)(fixed_v[k] / fixed);
+					c->vstamp[i] = stamp;
+					track_motion(c, i, h);
+				}
 			continue;
 		}
 		for (int k = 0; k < 3; k++) {
@@ -1713,6 +2225,8 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 				rot[k] = r[k] * cs + kxr[k] * sn + axis[k] * kr * (1.0 - cs);
 			for (int k = 0; k < 3; k++)
 				c->vbar[i][k] = (float)(vc[k] + (rot[k] - r[k]) / h);
+			c->vstamp[i] = stamp;
+			track_motion(c, i, h);
 		}
 	}
 	free(count);
@@ -1720,120 +2234,185 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 
 /* ---- exact-distance obstacles --------------------------------------------------------------- */
 
+/* One free cloth vertex against one obstacle (obstacle_pass); returns the changes made. */
+typedef struct obstacle_motion {
+	const sim_obstacle *ob;
+	int index;
+	vec3 p0, p1;
+	versor q0, q1;
+	double m0[3][3], m1[3][3]; /* the rotations at the start and the end */
+	float h;
+} obstacle_motion;
+
+/* The obstacle's distance at an intermediate pose: a static or purely translating
+ * obstacle keeps its orientation, and then the start's rotation matrix serves (the same
+ * bits as computing it again). */
+static float distance_at(const obstacle_motion *om, const vec3 position, const versor orientation, const vec3 p,
+                         vec3 out_normal)
+{
+	if (memcmp(orientation, om->q0, sizeof(versor)) == 0)
+		return sim_obstacle_distance_in(om->ob, position, (const double(*)[3])om->m0, p, out_normal);
+	return sim_obstacle_distance(om->ob, position, orientation, p, out_normal);
+}
+
+static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
+{
+	const sim_obstacle *ob = om->ob;
+	const float h = om->h;
+	const float *p0 = om->p0, *p1 = om->p1;
+	int touched = 0;
+	float sep = c->sep[i] + ob->def.thickness;
+	vec3 a, b, n0, n1;
+	glm_vec3_copy(c->x0[i], a);
+	for (int j = 0; j < 3; j++)
+		b[j] = c->x0[i][j] + h * c->vbar[i][j];
+	float d0 = sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
+	float d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	float travel = glm_vec3_distance(a, b) + glm_vec3_distance((float *)p0, (float *)p1);
+	if (d0 > sep + travel && d1 > sep)
+		return 0; /* cannot have come near: distance is 1-Lipschitz */
+	if (c->log)
+		sim_debug_record(c->log, SIM_PAIR_BROAD_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, om->index, -1, -1);
+	/* earliest t with distance < sep: bisection on the pose-interpolated path */
+	float t_hit = -1.0f;
+	vec3 n;
+	if (d0 < sep) {
+		t_hit = 0.0f;
+		glm_vec3_copy(n0, n);
+	} else {
+		float lo = 0.0f, hi = 1.0f;
+		bool below = d1 < sep;
+		if (!below) { /* a minimum below sep inside the step? coarse samples */
+			for (int sample = 1; sample < 8 && !below; sample++) {
+				float t = (float)sample / 8.0f;
+				vec3 pt, pp, nn;
+				versor qt;
+				for (int j = 0; j < 3; j++)
+					pt[j] = a[j] + t * (b[j] - a[j]);
+				sim_obstacle_pose_at(ob, t * h, pp, qt);
+				if (distance_at(om, pp, qt, pt, nn) < sep) {
+					below = true;
+					hi = t;
+				}
+			}
+		}
+		if (!below)
+			return 0;
+		for (int it = 0; it < 24; it++) {
+			float mid = 0.5f * (lo + hi);
+			vec3 pt, pp, nn;
+			versor qt;
+			for (int j = 0; j < 3; j++)
+				pt[j] = a[j] + mid * (b[j] - a[j]);
+			sim_obstacle_pose_at(ob, mid * h, pp, qt);
+			if (distance_at(om, pp, qt, pt, nn) < sep)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		t_hit = lo;
+		vec3 pt, pp;
+		versor qt;
+		for (int j = 0; j < 3; j++)
+			pt[j] = a[j] + t_hit * (b[j] - a[j]);
+		sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
+		distance_at(om, pp, qt, pt, n);
+	}
+	/* relative velocity at the hit, against the obstacle's material point */
+	vec3 at, pp, vo;
+	versor qt;
+	for (int j = 0; j < 3; j++)
+		at[j] = a[j] + t_hit * (b[j] - a[j]);
+	sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
+	sim_obstacle_point_velocity(ob, pp, at, vo);
+	vec3 vr;
+	glm_vec3_sub(c->vbar[i], vo, vr);
+	float vn = glm_vec3_dot(vr, n);
+	if (vn < 0.0f) {
+		vec3 vt;
+		for (int j = 0; j < 3; j++)
+			vt[j] = vr[j] - vn * n[j];
+		float vt_len = glm_vec3_norm(vt);
+		float mu = sqrtf(c->mu[i] * ob->def.friction);
+		float cut = vt_len > 0.0f ? fminf(mu * -vn / vt_len, 1.0f) : 0.0f;
+		for (int j = 0; j < 3; j++)
+			c->vbar[i][j] = vo[j] + (1.0f - cut) * vt[j];
+		touched++;
+	}
+	/* whatever remains, the vertex must end at least sep outside */
+	for (int j = 0; j < 3; j++)
+		b[j] = c->x0[i][j] + h * c->vbar[i][j];
+	d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	if (d1 < sep) {
+		/* 1e-6 beyond, so float rounding of the end position cannot undo it */
+		float push = sep - d1 + 1e-6f;
+		for (int j = 0; j < 3; j++)
+			c->vbar[i][j] += push * n1[j] / h;
+		touched++;
+	}
+	if (touched && c->log)
+		sim_debug_record(c->log, SIM_PAIR_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, om->index, -1, -1);
+	return touched;
+}
+
+/* Vertices per block of the obstacle pass. */
+#define OBSTACLE_BLOCK 512
+
+typedef struct obstacle_task {
+	sim_collide *c;
+	const obstacle_motion *om;
+	int n;            /* cloth vertices */
+	int *touched;     /* per block */
+} obstacle_task;
+
+static void obstacle_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	obstacle_task *t = ctx;
+	for (int blk = start; blk < end; blk++) {
+		int first = blk * OBSTACLE_BLOCK, last = first + OBSTACLE_BLOCK < t->n ? first + OBSTACLE_BLOCK : t->n;
+		int touched = 0;
+		for (int i = first; i < last; i++)
+			if (t->c->x0[i][3] != 0.0f)
+				touched += obstacle_vertex(t->c, t->om, i);
+		t->touched[blk] = touched;
+	}
+}
+
 /* Keeps every free cloth vertex outside planes, spheres and capsules over its whole
  * path: the first time its distance falls below the separation, its velocity relative
  * to the obstacle loses the normal approach and friction acts on the rest; a vertex
- * that would end too close is moved out along the normal.  Returns the number of
- * vertices changed. */
+ * that would end too close is moved out along the normal.  Each vertex is on its own,
+ * so blocks of vertices run in parallel (but in order while the debug log records).
+ * Returns the number of changes made. */
 static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 {
 	int touched = 0;
+	int nblocks = (w->n + OBSTACLE_BLOCK - 1) / OBSTACLE_BLOCK;
+	int counts_local[64], *counts = nblocks <= 64 ? counts_local : malloc(sizeof(int) * (size_t)nblocks);
 	for (int k = 0; k < w->obstacle_count; k++) {
 		const sim_obstacle *ob = &w->obstacles[k];
 		if (sim_obstacle_has_triangles(ob))
 			continue;
-		vec3 p0, p1;
-		versor q0, q1;
-		glm_vec3_copy((float *)ob->position, p0);
-		glm_vec4_copy((float *)ob->orientation, q0);
-		sim_obstacle_pose_at(ob, h, p1, q1);
-		for (int i = 0; i < w->n; i++) {
-			if (c->x0[i][3] == 0.0f)
-				continue;
-			float sep = c->sep[i] + ob->def.thickness;
-			vec3 a, b, n0, n1;
-			glm_vec3_copy(c->x0[i], a);
-			for (int j = 0; j < 3; j++)
-				b[j] = c->x0[i][j] + h * c->vbar[i][j];
-			float d0 = sim_obstacle_distance(ob, p0, q0, a, n0);
-			float d1 = sim_obstacle_distance(ob, p1, q1, b, n1);
-			float travel = glm_vec3_distance(a, b) + glm_vec3_distance(p0, p1);
-			if (d0 > sep + travel && d1 > sep)
-				continue; /* cannot have come near: distance is 1-Lipschitz */
-			if (c->log)
-				sim_debug_record(c->log, SIM_PAIR_BROAD_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
-			int touched_before = touched;
-			/* earliest t with distance < sep: bisection on the pose-interpolated path */
-			float t_hit = -1.0f;
-			vec3 n;
-			if (d0 < sep) {
-				t_hit = 0.0f;
-				glm_vec3_copy(n0, n);
-			} else {
-				float lo = 0.0f, hi = 1.0f;
-				bool below = d1 < sep;
-				if (!below) { /* a minimum below sep inside the step? coarse samples */
-					for (int sample = 1; sample < 8 && !below; sample++) {
-						float t = (float)sample / 8.0f;
-						vec3 pt, pp, nn;
-						versor qt;
-						for (int j = 0; j < 3; j++)
-							pt[j] = a[j] + t * (b[j] - a[j]);
-						sim_obstacle_pose_at(ob, t * h, pp, qt);
-						if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep) {
-							below = true;
-							hi = t;
-						}
-					}
-				}
-				if (!below)
-					continue;
-				for (int it = 0; it < 24; it++) {
-					float mid = 0.5f * (lo + hi);
-					vec3 pt, pp, nn;
-					versor qt;
-					for (int j = 0; j < 3; j++)
-						pt[j] = a[j] + mid * (b[j] - a[j]);
-					sim_obstacle_pose_at(ob, mid * h, pp, qt);
-					if (sim_obstacle_distance(ob, pp, qt, pt, nn) < sep)
-						hi = mid;
-					else
-						lo = mid;
-				}
-				t_hit = lo;
-				vec3 pt, pp;
-				versor qt;
-				for (int j = 0; j < 3; j++)
-					pt[j] = a[j] + t_hit * (b[j] - a[j]);
-				sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-				sim_obstacle_distance(ob, pp, qt, pt, n);
-			}
-			/* relative velocity at the hit, against the obstacle's material point */
-			vec3 at, pp, vo;
-			versor qt;
-			for (int j = 0; j < 3; j++)
-				at[j] = a[j] + t_hit * (b[j] - a[j]);
-			sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-			sim_obstacle_point_velocity(ob, pp, at, vo);
-			vec3 vr;
-			glm_vec3_sub(c->vbar[i], vo, vr);
-			float vn = glm_vec3_dot(vr, n);
-			if (vn < 0.0f) {
-				vec3 vt;
-				for (int j = 0; j < 3; j++)
-					vt[j] = vr[j] - vn * n[j];
-				float vt_len = glm_vec3_norm(vt);
-				float mu = sqrtf(c->mu[i] * ob->def.friction);
-				float cut = vt_len > 0.0f ? fminf(mu * -vn / vt_len, 1.0f) : 0.0f;
-				for (int j = 0; j < 3; j++)
-					c->vbar[i][j] = vo[j] + (1.0f - cut) * vt[j];
-				touched++;
-			}
-			/* whatever remains, the vertex must end at least sep outside */
-			for (int j = 0; j < 3; j++)
-				b[j] = c->x0[i][j] + h * c->vbar[i][j];
-			d1 = sim_obstacle_distance(ob, p1, q1, b, n1);
-			if (d1 < sep) {
-				/* 1e-6 beyond, so float rounding of the end position cannot undo it */
-				float push = sep - d1 + 1e-6f;
-				for (int j = 0; j < 3; j++)
-					c->vbar[i][j] += push * n1[j] / h;
-				touched++;
-			}
-			if (touched != touched_before && c->log)
-				sim_debug_record(c->log, SIM_PAIR_PROXIMITY, SIM_PAIR_VERTEX_OBSTACLE, i, k, -1, -1);
+		obstacle_motion om = {.ob = ob, .index = k, .h = h};
+		glm_vec3_copy((float *)ob->position, om.p0);
+		glm_vec4_copy((float *)ob->orientation, om.q0);
+		sim_obstacle_pose_at(ob, h, om.p1, om.q1);
+		sim_obstacle_frame(om.q0, om.m0);
+		sim_obstacle_frame(om.q1, om.m1);
+		if (c->log || !counts) {
+			for (int i = 0; i < w->n; i++)
+				if (c->x0[i][3] != 0.0f)
+					touched += obstacle_vertex(c, &om, i);
+			continue;
 		}
+		obstacle_task task = {c, &om, w->n, counts};
+		sim_parallel_for(w, obstacle_range, nblocks, 1, &task);
+		for (int blk = 0; blk < nblocks; blk++)
+			touched += counts[blk];
 	}
+	if (counts != counts_local)
+		free(counts);
 	return touched;
 }
 
@@ -1867,7 +2446,10 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		log_candidates(c, SIM_PAIR_BROAD_PROXIMITY, 0, 0);
 	forget_results(c, true);
 	int64_t t0 = sim_now_ns();
-	st->contacts += proximity(c, h);
+	int contacts = proximity(c, w, h);
+	if (contacts < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	st->contacts += contacts;
 	int pushed = obstacle_pass(c, w, h);
 	st->contacts += pushed;
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
@@ -1878,7 +2460,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	int hits = 0;
 	for (int i = 0; i < nv; i++) {
 		c->vstamp[i] = 0;
-		c->disp[i] = displacement(c, i, h);
+		track_motion(c, i, h);
 	}
 	c->clock = 0;
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
@@ -1889,7 +2471,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
 		int64_t t1 = sim_now_ns();
 		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
-		hits = sweep(c, h, respond, true, NULL, NULL);
+		hits = sweep(c, w, h, respond, true, NULL, NULL);
 		st->stage_us[SIM_STAGE_CCD] += (double)(sim_now_ns() - t1) * 1e-3;
 		if (respond)
 			st->collisions += hits;
@@ -1907,7 +2489,9 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		int zones = 0;
 		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
 			hits = 0;
-			sweep(c, h, false, false, merge_hit, &hits);
+			/* incremental: a candidate found clear whose vertices rigidify has not
+			 * touched since would be found clear again */
+			sweep(c, w, h, false, true, merge_hit, &hits);
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);

@@ -558,11 +558,20 @@ static double mesh_distance(const sim_obstacle *o, const double p[3], double n[3
 	return dist;
 }
 
+void sim_obstacle_frame(const versor orientation, double out_rotation[3][3]) { rotation_matrix(orientation, out_rotation); }
+
 float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const versor orientation, const vec3 p,
                             vec3 out_normal)
 {
-	double m[3][3], d[3], l[3], n[3] = {0.0, 1.0, 0.0}, dist = 0.0;
+	double m[3][3];
 	rotation_matrix(orientation, m);
+	return sim_obstacle_distance_in(o, position, (const double(*)[3])m, p, out_normal);
+}
+
+float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const double m[3][3], const vec3 p,
+                               vec3 out_normal)
+{
+	double d[3], l[3], n[3] = {0.0, 1.0, 0.0}, dist = 0.0;
 	for (int k = 0; k < 3; k++)
 		d[k] = (double)p[k] - (double)position[k];
 	rotate_transposed(m, d, l);

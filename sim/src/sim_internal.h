@@ -269,8 +269,19 @@ void sim_obstacle_world_vertices(const sim_obstacle *o, const vec3 position, con
  * open mesh, the unsigned distance) and the outward unit normal at the closest point. */
 float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const versor orientation, const vec3 p,
                             vec3 out_normal);
+/* The same with the orientation's rotation matrix computed once (sim_obstacle_frame) for
+ * many points: the same bits as sim_obstacle_distance. */
+void sim_obstacle_frame(const versor orientation, double out_rotation[3][3]);
+float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const double rotation[3][3], const vec3 p,
+                               vec3 out_normal);
 /* Velocity of the obstacle's material point at p (linear + angular x (p - position)). */
 void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out);
+
+/* ---- parallel work (world.c) ---- */
+
+/* Runs task over [0, count) in ranges of at least min_range items through the world's
+ * task callbacks, or inline on the caller without them (or with one worker). */
+void sim_parallel_for(const sim_world *w, sim_task_fn *task, int count, int min_range, void *ctx);
 
 /* ---- bvh.c ---- */
 
@@ -293,6 +304,18 @@ bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, int count, float m
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
 void sim_bvh_self_pairs(const sim_bvh *bvh, sim_bvh_pair_fn fn, void *user);
 void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+/* The same traversals in pieces, for a parallel broad phase: sim_bvh_split writes up to
+ * capacity jobs (scratch: room for as many), expanding the traversal's root level by
+ * level until there are at least target or no more fit, and running every job with
+ * sim_bvh_run_job, in job order, reports exactly the pairs of sim_bvh_self_pairs (q ==
+ * p) or sim_bvh_pairs in the same order; jobs can run concurrently.  Returns the job
+ * count (0: nothing to report). */
+typedef struct sim_bvh_job {
+	int i, j;
+} sim_bvh_job;
+int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh_job *scratch, int capacity,
+                  int target);
+void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
 /* The triangles whose leaf boxes overlap `box` inflated by margin, in a fixed order. */
 typedef void (*sim_bvh_hit_fn)(void *user, int t);
 void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, float margin, sim_bvh_hit_fn fn, void *user);

@@ -79,6 +79,7 @@ sim_world_def sim_world_def_default(void)
 		.collisions = true,
 		.self_collisions = true,
 		.collision_iterations = 8,
+		.worker_count = 1,
 	};
 }
 
@@ -112,7 +113,24 @@ static bool def_valid(const sim_world_def *d)
 	       isfinite(d->strain_tau) && d->strain_tau > 0.0f && d->strain_iterations >= 0 &&
 	       isfinite(d->cg_tolerance) && d->cg_tolerance > 0.0f && d->cg_max_iterations >= 1 &&
 	       d->blowup_strain > 0.0f && d->blowup_speed > 0.0f && d->collision_iterations >= 0 &&
-	       d->collision_iterations <= 1000;
+	       d->collision_iterations <= 1000 && d->worker_count >= 1 && d->worker_count <= SIM_MAX_WORKERS &&
+	       (d->enqueue_task == NULL) == (d->finish_task == NULL);
+}
+
+/* ---- parallel work -------------------------------------------------------------------------- */
+
+void sim_parallel_for(const sim_world *w, sim_task_fn *task, int count, int min_range, void *ctx)
+{
+	if (count <= 0)
+		return;
+	const sim_world_def *d = &w->def;
+	if (!d->enqueue_task || d->worker_count <= 1 || count <= min_range) {
+		task(0, count, 0, ctx);
+		return;
+	}
+	void *handle = d->enqueue_task(task, count, min_range < 1 ? 1 : min_range, ctx, d->user_task_context);
+	if (handle)
+		d->finish_task(handle, d->user_task_context);
 }
 
 /* ---- storage -------------------------------------------------------------------------------- */

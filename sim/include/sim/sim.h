@@ -70,6 +70,24 @@ typedef struct sim_material {
 /* Sensible cloth defaults: 0.2 kg/m^2, stiff structural springs, weak bending. */
 sim_material sim_material_default(void);
 
+/* ---- parallel work (after Box2D v3's task interface) ------------------------------------------ */
+
+/* The library never creates threads.  It splits its parallel-safe loops into ranges of
+ * items and hands each loop to the application, which runs task(start, end, worker,
+ * task_context) over ranges covering [0, item_count) exactly once, each at least
+ * min_range items long (except the last), on any of its worker_count workers (worker in
+ * [0, worker_count)), in any order, possibly inline.  Results do not depend on the
+ * worker count or the schedule: every range writes only its own items or its own
+ * output, and outputs are merged in item order (docs/collisions.md, "Parallel work"). */
+#define SIM_MAX_WORKERS 64
+typedef void sim_task_fn(int start, int end, int worker, void *task_context);
+/* Starts a loop; returns a handle for finish_task, or NULL when it ran the whole loop
+ * before returning. */
+typedef void *sim_enqueue_task_fn(sim_task_fn *task, int item_count, int min_range, void *task_context,
+                                  void *user_context);
+/* Waits until every range of the loop has run. */
+typedef void sim_finish_task_fn(void *user_task, void *user_context);
+
 typedef struct sim_world_def {
 	vec3 gravity;          /* m/s^2, default (0, -9.81, 0) */
 	float air_damping;     /* 1/s: every particle feels -air_damping * m * v */
@@ -97,6 +115,12 @@ typedef struct sim_world_def {
 	bool collisions;           /* default true */
 	bool self_collisions;      /* cloth against itself and other cloth, default true */
 	int collision_iterations;  /* CCD impulse sweeps before the impact-zone fail-safe, default 8 */
+	/* Parallel work: both callbacks or neither (then every loop runs inline on the
+	 * caller), worker_count in [1, SIM_MAX_WORKERS] (default 1: inline). */
+	int worker_count;
+	sim_enqueue_task_fn *enqueue_task;
+	sim_finish_task_fn *finish_task;
+	void *user_task_context;   /* passed to both callbacks */
 } sim_world_def;
 
 sim_world_def sim_world_def_default(void);

@@ -1,0 +1,186 @@
+/* The pool behind sim's task callbacks.  A loop is cut into ranges of at least min_range
+ * items, about four per worker so that uneven ranges even out; every participant (the
+ * caller as worker 0, the pool threads as 1 ... n - 1) takes the next range by an atomic
+ * counter until none is left.  Which worker runs which range does not matter: sim's
+ * results depend only on the items (docs/collisions.md, "Parallel work"). */
+#include "task_pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct task_pool {
+	int workers;
+	pthread_t *threads;
+	int started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* a loop was posted, or the pool is closing */
+	pthread_cond_t idle; /* a thread left the current loop */
+	bool closing;
+	unsigned generation; /* counts posted loops: a thread joins each one once */
+	/* the current loop */
+	sim_task_fn *task;
+	void *context;
+	int items, range, ranges;
+	atomic_int next;     /* the next range to take */
+	bool open;           /* threads may still join the current loop (under lock) */
+	int busy;            /* pool threads inside the current loop (under lock) */
+	bool active;
+};
+
+/* Takes ranges of the current loop until none is left. */
+static void run_ranges(task_pool *p, int worker)
+{
+	for (;;) {
+		int r = atomic_fetch_add(&p->next, 1);
+		if (r >= p->ranges)
+			return;
+		int start = r * p->range, end = start + p->range < p->items ? start + p->range : p->items;
+		p->task(start, end, worker, p->context);
+	}
+}
+
+typedef struct thread_arg {
+	task_pool *pool;
+	int worker;
+} thread_arg;
+
+static void *thread_main(void *arg)
+{
+	thread_arg a = *(thread_arg *)arg;
+	free(arg);
+	task_pool *p = a.pool;
+	unsigned seen = 0;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->closing && p->generation == seen)
+			pthread_cond_wait(&p->wake, &p->lock);
+		if (p->closing)
+			break;
+		seen = p->generation;
+		/* a thread that wakes after the caller has taken every range and closed the
+		 * loop stays out: it never reads a loop's fields outside of that loop */
+		if (!p->open)
+			continue;
+		p->busy++;
+		pthread_mutex_unlock(&p->lock);
+		run_ranges(p, a.worker);
+		pthread_mutex_lock(&p->lock);
+		if (--p->busy == 0)
+			pthread_cond_signal(&p->idle);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+task_pool *task_pool_create(int workers)
+{
+	if (workers < 1 || workers > SIM_MAX_WORKERS)
+		return NULL;
+	task_pool *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->workers = workers;
+	atomic_init(&p->next, 0);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	pthread_cond_init(&p->idle, NULL);
+	p->threads = calloc((size_t)workers, sizeof(pthread_t));
+	if (!p->threads) {
+		task_pool_destroy(&p);
+		return NULL;
+	}
+	for (int i = 1; i < workers; i++) {
+		thread_arg *a = malloc(sizeof *a);
+		if (!a) {
+			task_pool_destroy(&p);
+			return NULL;
+		}
+		*a = (thread_arg){p, i};
+		if (pthread_create(&p->threads[p->started], NULL, thread_main, a) != 0) {
+			free(a);
+			task_pool_destroy(&p);
+			return NULL;
+		}
+		p->started++;
+	}
+	return p;
+}
+
+void task_pool_destroy(task_pool **pool)
+{
+	task_pool *p = *pool;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->closing = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->started; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_cond_destroy(&p->idle);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	free(p->threads);
+	free(p);
+	*pool = NULL;
+}
+
+int task_pool_workers(const task_pool *pool) { return pool ? pool->workers : 1; }
+
+void task_pool_attach(task_pool *pool, sim_world_def *def)
+{
+	bool many = pool && pool->workers > 1;
+	def->worker_count = many ? pool->workers : 1;
+	def->enqueue_task = many ? task_pool_enqueue : NULL;
+	def->finish_task = many ? task_pool_finish : NULL;
+	def->user_task_context = many ? pool : NULL;
+}
+
+void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *task_context, void *user_context)
+{
+	task_pool *p = user_context;
+	if (item_count <= 0)
+		return NULL;
+	if (min_range < 1)
+		min_range = 1;
+	int range = (item_count + 4 * p->workers - 1) / (4 * p->workers);
+	range = range < min_range ? min_range : range;
+	int ranges = (item_count + range - 1) / range;
+	if (ranges <= 1 || p->workers <= 1 || p->active) {
+		/* nothing to share (or a loop inside a loop, which sim never starts): inline */
+		task(0, item_count, 0, task_context);
+		return NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->task = task;
+	p->context = task_context;
+	p->items = item_count;
+	p->range = range;
+	p->ranges = ranges;
+	atomic_store(&p->next, 0);
+	p->active = true;
+	p->open = true;
+	p->generation++;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	return p;
+}
+
+void task_pool_finish(void *user_task, void *user_context)
+{
+	(void)user_context;
+	task_pool *p = user_task;
+	run_ranges(p, 0);
+	/* Every range is taken.  Closing the loop keeps late threads out, and waiting for
+	 * the ones inside means none still runs a range or reads this loop's fields when the
+	 * next loop is posted; a thread the scheduler has not woken yet costs nothing (on a
+	 * loaded machine the caller may run every range itself). */
+	pthread_mutex_lock(&p->lock);
+	p->open = false;
+	while (p->busy > 0)
+		pthread_cond_wait(&p->idle, &p->lock);
+	p->active = false;
+	pthread_mutex_unlock(&p->lock);
+}
