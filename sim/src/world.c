@@ -238,6 +238,7 @@ sim_result sim_world_set_def(sim_world *w, const sim_world_def *def)
 	sim_integrator old = w->def.integrator;
 	w->def = *def;
 	w->def.integrator = old;
+	w->revision++;
 	return sim_world_set_integrator(w, def->integrator);
 }
 
@@ -366,6 +367,7 @@ static void finish_object(sim_world *w, bool uniform)
 	}
 	w->n += count;
 	w->object_count++;
+	w->revision++;
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	w->history_valid = false;
@@ -703,6 +705,7 @@ sim_result sim_world_set_material(sim_world *w, int object, const sim_material *
 	if (m->anchor_stiffness > 0.0f || m->anchor_damping > 0.0f)
 		w->has_anchors = true;
 	o->material = *m;
+	w->revision++;
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	return SIM_OK;
@@ -735,6 +738,7 @@ sim_result sim_world_set_point_force(sim_world *w, int vertex, const vec3 force)
 	if (vertex < 0 || vertex >= w->n || !finite3(force))
 		return SIM_ERROR_INVALID;
 	glm_vec3_copy((float *)force, w->ext_force[vertex]);
+	w->revision++;
 	if (force[0] != 0.0f || force[1] != 0.0f || force[2] != 0.0f)
 		w->has_point_forces = true;
 	return SIM_OK;
@@ -1216,7 +1220,10 @@ int sim_world_debug_tree_depth(const sim_world *w)
 	return sim_collide_debug_depth(w->collide);
 }
 
-sim_result sim_world_step(sim_world *w, float dt)
+/* The fixed step, with the integrator either built in (ext NULL) or run by the caller
+ * (sim_world_step_external): everything else, constraints to commit, is shared, so the
+ * two paths differ only in who integrates. */
+static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext, void *user)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
 		return SIM_ERROR_INVALID;
@@ -1271,10 +1278,20 @@ sim_result sim_world_step(sim_world *w, float dt)
 		sim_integrator integ = w->def.integrator;
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
 			sim_reset_history(w, h);
-		if (integ == SIM_IMPLICIT)
+		if (ext) {
+			sim_external_state es = {.x = w->x, .v = w->v, .x_prev = w->x_prev, .n = w->n, .substep = s,
+			                         .history_valid = w->history_valid && w->history_h == h};
+			result = ext(user, &es, h);
+			/* Kang's memory (dv) lives with the external integrator, which now has it */
+			if (integ == SIM_KANG) {
+				w->history_valid = true;
+				w->history_h = h;
+			}
+		} else if (integ == SIM_IMPLICIT) {
 			result = sim_implicit_step(w, h, st);
-		else
+		} else {
 			sim_integrate(w, h);
+		}
 		int64_t t_solved = sim_now_ns();
 		st->stage_us[SIM_STAGE_SOLVE] += (double)(t_solved - t_start) * 1e-3;
 		/* the force evaluations inside the integrator were counted apart */
@@ -1310,6 +1327,43 @@ sim_result sim_world_step(sim_world *w, float dt)
 	w->steps++;
 	st->stage_us[SIM_STAGE_CHECK] += (double)(sim_now_ns() - t_check) * 1e-3;
 	return SIM_OK;
+}
+
+sim_result sim_world_step(sim_world *w, float dt) { return step_with(w, dt, NULL, NULL); }
+
+sim_result sim_world_step_external(sim_world *w, float dt, sim_external_integrator integrate, void *user)
+{
+	if (!integrate)
+		return SIM_ERROR_INVALID;
+	return step_with(w, dt, integrate, user);
+}
+
+uint64_t sim_world_revision(const sim_world *w) { return w->revision; }
+
+int sim_world_spring_total(const sim_world *w) { return w->spring_count; }
+
+void sim_world_get_springs(const sim_world *w, sim_spring_desc *out)
+{
+	for (int s = 0; s < w->spring_count; s++) {
+		const sim_spring *sp = &w->springs[s];
+		out[s] = (sim_spring_desc){.a = sp->a, .b = sp->b, .rest = sp->rest, .k = sp->k, .kd = sp->kd,
+		                           .kind = (sim_spring_kind)sp->kind};
+	}
+}
+
+int sim_world_triangle_total(const sim_world *w) { return w->triangle_count; }
+
+const int *sim_world_triangles(const sim_world *w) { return w->triangles; }
+
+void sim_world_get_vertex_params(const sim_world *w, sim_vertex_params *out)
+{
+	for (int i = 0; i < w->n; i++) {
+		sim_vertex_params *p = &out[i];
+		glm_vec4_copy(w->rest[i], p->rest);
+		glm_vec4_copy(w->ext_force[i], p->point_force);
+		p->mass = w->mass[i];
+		p->anchor_damping = w->anchor_kd[i];
+	}
 }
 
 void sim_world_recover(sim_world *w, int object)
