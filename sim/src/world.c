@@ -8,6 +8,13 @@
 
 static sim_clock_fn sim_clock;
 
+/* Revisions come from one counter for the whole process, so two worlds never share one
+ * (an external integrator that caches a world's data cannot mistake a new world at a
+ * recycled address for the old one). */
+static _Atomic uint64_t revision_counter;
+
+static void bump_revision(sim_world *w) { w->revision = ++revision_counter; }
+
 void sim_set_clock(sim_clock_fn clock) { sim_clock = clock; }
 
 int64_t sim_now_ns(void) { return sim_clock ? sim_clock() : 0; }
@@ -190,6 +197,7 @@ sim_world *sim_world_create(const sim_world_def *def)
 	if (!w)
 		return NULL;
 	w->def = d;
+	bump_revision(w);
 	w->implicit = sim_implicit_create();
 	w->collide = sim_collide_create();
 	if (!w->implicit || !w->collide) {
@@ -238,7 +246,7 @@ sim_result sim_world_set_def(sim_world *w, const sim_world_def *def)
 	sim_integrator old = w->def.integrator;
 	w->def = *def;
 	w->def.integrator = old;
-	w->revision++;
+	bump_revision(w);
 	return sim_world_set_integrator(w, def->integrator);
 }
 
@@ -367,7 +375,7 @@ static void finish_object(sim_world *w, bool uniform)
 	}
 	w->n += count;
 	w->object_count++;
-	w->revision++;
+	bump_revision(w);
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	w->history_valid = false;
@@ -705,7 +713,7 @@ sim_result sim_world_set_material(sim_world *w, int object, const sim_material *
 	if (m->anchor_stiffness > 0.0f || m->anchor_damping > 0.0f)
 		w->has_anchors = true;
 	o->material = *m;
-	w->revision++;
+	bump_revision(w);
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	return SIM_OK;
@@ -738,7 +746,7 @@ sim_result sim_world_set_point_force(sim_world *w, int vertex, const vec3 force)
 	if (vertex < 0 || vertex >= w->n || !finite3(force))
 		return SIM_ERROR_INVALID;
 	glm_vec3_copy((float *)force, w->ext_force[vertex]);
-	w->revision++;
+	bump_revision(w);
 	if (force[0] != 0.0f || force[1] != 0.0f || force[2] != 0.0f)
 		w->has_point_forces = true;
 	return SIM_OK;

@@ -362,7 +362,8 @@ typedef sim_result (*sim_external_integrator)(void *user, const sim_external_sta
 sim_result sim_world_step_external(sim_world *world, float dt, sim_external_integrator integrate, void *user);
 
 /* Changes whenever what an external integrator copies once changes: objects, springs,
- * materials, masses, point forces, the world definition. */
+ * materials, masses, point forces, the world definition.  Unique in the process: no
+ * other world ever has the same revision. */
 uint64_t sim_world_revision(const sim_world *world);
 
 typedef struct sim_spring_desc {

@@ -1,0 +1,363 @@
+/* The GPU integrator against the CPU one (issue 7), on Mesa's llvmpipe or any GL 4.3
+ * context: every scheme the GPU has, on the same worlds, ends within a stated distance of
+ * the CPU's result (docs/gpu.md, "Parity", says why these tolerances); broken shaders
+ * report their compile or link log.  Exits 77 (ctest: skipped) only when no OpenGL 4.3
+ * context can be created at all. */
+#include "test.h"
+
+#include "gl_window.h"
+#include "gpu_backend.h"
+
+#include <GL/glew.h>
+
+#include "sim/sim.h"
+
+static gpu_backend *gpu;
+
+/* A 12 x 12 cloth hanging from two pinned corners, released from horizontal, with
+ * optional wind and strain limiting; a third corner is driven by velocity blocks so that
+ * a prescribed (kinematic) vertex takes part too. */
+typedef struct setup {
+	sim_integrator integ;
+	bool wind, strain, anchors, blocks;
+	bool mesh; /* a mesh sheet and seed 002's tetrahedron instead of the grid */
+	float dt;
+	int substeps;
+} setup;
+
+static float perturb_;
+static sim_world *make_world(const setup *s)
+{
+	sim_world_def d = sim_world_def_default();
+	d.integrator = s->integ;
+	d.substeps = s->substeps > 0 ? s->substeps : 1;
+	d.collisions = false;
+	if (s->wind) {
+		d.wind[0] = 3.0f, d.wind[1] = 0.5f, d.wind[2] = -4.0f;
+		d.drag_coefficient = 1.0f;
+		d.lift_coefficient = 0.6f;
+	}
+	d.strain_limit = s->strain;
+	d.strain_tau = 0.05f;
+	d.air_damping = 0.1f;
+	sim_world *w = sim_world_create(&d);
+	if (!w)
+		return NULL;
+	if (s->mesh) {
+		/* 8 x 8 vertices, two triangles per quad: the spring-list path of the forces */
+		float pos[64 * 3];
+		int tri[49 * 6], nt = 0;
+		for (int j = 0; j < 8; j++)
+			for (int i = 0; i < 8; i++) {
+				pos[3 * (j * 8 + i)] = -0.4f + 0.1f * (float)i;
+				pos[3 * (j * 8 + i) + 1] = 1.5f;
+				pos[3 * (j * 8 + i) + 2] = 0.4f - 0.1f * (float)j;
+			}
+		for (int j = 0; j < 7; j++)
+			for (int i = 0; i < 7; i++) {
+				int a = j * 8 + i;
+				int quad[6] = {a, a + 1, a + 9, a, a + 9, a + 8};
+				memcpy(&tri[6 * nt++], quad, sizeof quad);
+			}
+		sim_mesh_def m = {.name = "sheet", .vertex_count = 64, .positions = pos, .triangle_count = 2 * nt,
+		                  .triangles = tri, .material = sim_material_default()};
+		sim_material tm = sim_material_default();
+		tm.anchor_stiffness = 0.5f;
+		tm.anchor_damping = 0.001f;
+		tm.total_mass = 0.02f;
+		vec3 centre = {1.0f, 1.0f, 0.0f};
+		if (sim_world_add_mesh(w, &m) < 0 || sim_world_add_tetrahedron(w, "tetra", centre, 0.3f, &tm) < 0) {
+			sim_world_destroy(&w);
+			return NULL;
+		}
+		sim_world_pin(w, 0, true);
+		sim_world_pin(w, 7, true);
+		vec3 kick = {0.0f, 0.0f, 0.02f};
+		sim_world_set_point_force(w, 64 + 3, kick);
+		return w;
+	}
+	sim_grid_def g = sim_grid_def_default();
+	g.name = "cloth";
+	g.nx = g.ny = 12;
+	g.size_x = g.size_y = 1.0f;
+	g.origin[0] = -0.5f, g.origin[1] = 1.5f, g.origin[2] = 0.5f;
+	if (s->strain) { /* soft enough that gravity stretches it past the limit */
+		g.material.stiffness[SIM_SPRING_STRUCTURAL] = 30.0f;
+		g.material.stiffness[SIM_SPRING_SHEAR] = 10.0f;
+	}
+	if (s->anchors) {
+		g.material.anchor_stiffness = 0.01f;
+		g.material.anchor_damping = 0.001f;
+	}
+	int obj = sim_world_add_grid(w, &g);
+	if (obj < 0) {
+		sim_world_destroy(&w);
+		return NULL;
+	}
+	if (perturb_ != 0.0f) {
+		const float *p = sim_world_positions(w)[20];
+		vec3 q = {p[0] + perturb_, p[1], p[2]}, z = {0, 0, 0};
+		sim_world_set_vertex(w, 20, q, z);
+	}
+	sim_world_pin(w, 0, true);
+	sim_world_pin(w, 11, true);
+	vec3 push = {0.0f, 0.0f, 0.0f};
+	sim_world_set_point_force(w, 70, push);
+	if (s->blocks) {
+		vec3 up = {0.0f, 0.4f, 0.2f}, end = {NAN, NAN, NAN};
+		sim_world_add_velocity_block(w, 0.05, 143, up);
+		sim_world_add_velocity_block(w, 0.15, 143, end);
+	}
+	return w;
+}
+
+/* The largest per-vertex position difference after `steps` steps on each side, and how far
+ * the cloth moved (so that a GPU doing nothing cannot pass). */
+static bool run_pair(const setup *s, int steps, float *max_diff, float *moved, int *strain_sweeps)
+{
+	*strain_sweeps = 0;
+	sim_world *a = make_world(s);
+	if (getenv("TELA_PARITY_SENSITIVITY"))
+		perturb_ = 1e-7f;
+	sim_world *b = make_world(s);
+	perturb_ = 0.0f;
+	bool ok = a && b;
+	for (int k = 0; k < steps && ok; k++) {
+		sim_result ra = sim_world_step(a, s->dt);
+		sim_result rb = getenv("TELA_PARITY_SENSITIVITY") ? sim_world_step(b, s->dt) : gpu_backend_step(gpu, b, s->dt);
+		if (ra != SIM_OK || rb != SIM_OK) {
+			fprintf(stderr, "step %d: cpu %s, gpu %s\n", k, sim_result_string(ra), sim_result_string(rb));
+			ok = false;
+		}
+		int sweeps = sim_world_stats(b)->strain_iterations;
+		*strain_sweeps = sweeps > *strain_sweeps ? sweeps : *strain_sweeps;
+	}
+	*max_diff = 0.0f;
+	*moved = 0.0f;
+	if (ok) {
+		sim_world *ref = make_world(s);
+		const vec4 *xa = sim_world_positions(a), *xb = sim_world_positions(b), *x0 = sim_world_positions(ref);
+		for (int i = 0; i < sim_world_vertex_count(a); i++) {
+			float d = 0.0f, m = 0.0f;
+			for (int k = 0; k < 3; k++) {
+				d += (xa[i][k] - xb[i][k]) * (xa[i][k] - xb[i][k]);
+				m += (xa[i][k] - x0[i][k]) * (xa[i][k] - x0[i][k]);
+			}
+			*max_diff = fmaxf(*max_diff, sqrtf(d));
+			*moved = fmaxf(*moved, sqrtf(m));
+		}
+		sim_world_destroy(&ref);
+	}
+	sim_world_destroy(&a);
+	sim_world_destroy(&b);
+	return ok;
+}
+
+/* The stable step of each scheme for this cloth (k = 500 N/m, 1.2 g per vertex): the
+ * explicit schemes need small steps, the others take the scenes' 1 ms. */
+static float step_of(sim_integrator integ) { return integ == SIM_EULER ? 0.00005f : integ == SIM_MIDPOINT ? 0.0002f : 0.001f; }
+
+/* Tolerances after 0.5 s of motion of a cloth that moves by about a metre.  The two sides
+ * differ by rounding only (the order of the spring sums, the GPU's sqrt and division), and
+ * the motion amplifies rounding as it amplifies any perturbation: moving one CPU vertex
+ * by 1e-7 m (an ulp) moves the CPU's own result by up to 3e-5 m (explicit schemes), 4e-4 m
+ * (Verlet, whose velocity is a difference quotient), 1.1e-3 m (Kang's prediction) and,
+ * with strain limiting, whose threshold turns a rounding difference into a correction or
+ * none, 1e-3 m.  The tolerances are those sensitivities with a margin; a missing or
+ * wrong force term is off by centimetres.  TELA_PARITY_SENSITIVITY=1 runs the perturbed
+ * CPU in place of the GPU, which is how the figures above were measured (docs/gpu.md). */
+static float tolerance_of(sim_integrator integ, bool strain)
+{
+	if (strain)
+		return 3e-3f;
+	return integ == SIM_KANG ? 5e-3f : integ == SIM_VERLET ? 2e-3f : 1e-4f;
+}
+
+static void check_parity(setup s, const char *what)
+{
+	s.dt = step_of(s.integ);
+	if (s.substeps == 0)
+		s.substeps = 1;
+	int steps = (int)(0.5f / s.dt + 0.5f);
+	float diff, moved;
+	int sweeps;
+	REQUIRE_MSG(run_pair(&s, steps, &diff, &moved, &sweeps), "%s %s", sim_integrator_name(s.integ), what);
+	printf("  %-10s %-28s max |x_gpu - x_cpu| = %.3g m (cloth moved %.3g m)\n", sim_integrator_name(s.integ), what,
+	       (double)diff, (double)moved);
+	CHECK_MSG(diff <= tolerance_of(s.integ, s.strain), "%s %s: %g m apart", sim_integrator_name(s.integ), what, (double)diff);
+	if (s.strain) /* Provot did act */
+		CHECK_MSG(sweeps > 0, "%s %s: no strain-limiting sweep", sim_integrator_name(s.integ), what);
+	CHECK_MSG(moved > 0.3f, "%s %s: the cloth moved only %g m", sim_integrator_name(s.integ), what, (double)moved);
+}
+
+static const sim_integrator gpu_schemes[] = {SIM_EULER, SIM_SYMPLECTIC, SIM_MIDPOINT, SIM_RK4, SIM_VERLET, SIM_KANG};
+#define SCHEME_COUNT ((int)(sizeof gpu_schemes / sizeof gpu_schemes[0]))
+
+static void test_parity_pinned(void)
+{
+	for (int k = 0; k < SCHEME_COUNT; k++)
+		check_parity((setup){.integ = gpu_schemes[k]}, "pinned corners");
+}
+
+static void test_parity_wind(void)
+{
+	for (int k = 0; k < SCHEME_COUNT; k++)
+		check_parity((setup){.integ = gpu_schemes[k], .wind = true}, "pinned, wind");
+}
+
+static void test_parity_strain_limit(void)
+{
+	for (int k = 0; k < SCHEME_COUNT; k++)
+		check_parity((setup){.integ = gpu_schemes[k], .strain = true, .wind = true}, "pinned, wind, Provot");
+}
+
+static void test_parity_anchors_blocks_substeps(void)
+{
+	for (int k = 0; k < SCHEME_COUNT; k++)
+		check_parity((setup){.integ = gpu_schemes[k], .anchors = true, .blocks = true, .substeps = 2},
+		             "anchors, velocity blocks, 2 substeps");
+}
+
+/* Meshes take the spring-list path (the CPU scatters spring by spring); the
+ * tetrahedron adds anchors and a point force. */
+static void test_parity_mesh_objects(void)
+{
+	for (int k = 0; k < SCHEME_COUNT; k++)
+		check_parity((setup){.integ = gpu_schemes[k], .mesh = true, .wind = true}, "mesh sheet, tetrahedron, wind");
+}
+
+/* Implicit Euler and MRA stay on the CPU: the GPU refuses them and leaves the world as
+ * it was. */
+static void test_unsupported_scheme_refused(void)
+{
+	setup s = {.integ = SIM_IMPLICIT};
+	sim_world *w = make_world(&s);
+	REQUIRE(w);
+	uint64_t before = sim_world_state_hash(w);
+	CHECK(!gpu_backend_supports(SIM_IMPLICIT) && !gpu_backend_supports(SIM_MRA));
+	CHECK(gpu_backend_step(gpu, w, 0.001f) == SIM_ERROR_INVALID);
+	CHECK(sim_world_state_hash(w) == before);
+	CHECK(sim_world_step_count(w) == 0);
+	sim_world_destroy(&w);
+}
+
+/* A blow-up found by the sim library's check after a GPU step rolls the world back, as
+ * on the CPU: explicit Euler at 10 ms. */
+static void test_blowup_rolls_back(void)
+{
+	setup s = {.integ = SIM_EULER};
+	sim_world *w = make_world(&s);
+	REQUIRE(w);
+	sim_result r = SIM_OK;
+	int k = 0;
+	uint64_t before = 0;
+	for (; k < 2000 && r == SIM_OK; k++) {
+		before = sim_world_state_hash(w);
+		r = gpu_backend_step(gpu, w, 0.01f);
+	}
+	CHECK(r == SIM_ERROR_BLOWUP);
+	CHECK(sim_world_state_hash(w) == before);
+	CHECK(sim_world_step_count(w) == k - 1);
+	sim_world_destroy(&w);
+}
+
+/* The hand-over uses persistent mapped buffers where the context has buffer storage
+ * (llvmpipe: GL 4.5), and the timing counts every substep. */
+static void test_timing_counts_substeps(void)
+{
+	gpu_timing t0 = gpu_backend_timing(gpu);
+	setup s = {.integ = SIM_SYMPLECTIC, .substeps = 3};
+	sim_world *w = make_world(&s);
+	REQUIRE(w);
+	for (int k = 0; k < 5; k++)
+		CHECK(gpu_backend_step(gpu, w, 0.001f) == SIM_OK);
+	gpu_timing t1 = gpu_backend_timing(gpu);
+	CHECK(t1.substeps - t0.substeps == 15);
+	CHECK(t1.gpu_us > t0.gpu_us);
+	GLint major = 0, minor = 0;
+	glGetIntegerv(GL_MAJOR_VERSION, &major);
+	glGetIntegerv(GL_MINOR_VERSION, &minor);
+	if (major * 10 + minor >= 44)
+		CHECK(t1.persistent);
+	sim_world_destroy(&w);
+}
+
+/* The resident run (the benchmark's) computes what the stepped run computes. */
+static void test_resident_matches_stepped(void)
+{
+	setup s = {.integ = SIM_SYMPLECTIC, .dt = 0.001f, .substeps = 1};
+	sim_world *a = make_world(&s), *b = make_world(&s);
+	REQUIRE(a && b);
+	/* one stepped step first, so x.w holds the pins */
+	CHECK(gpu_backend_step(gpu, a, s.dt) == SIM_OK);
+	CHECK(gpu_backend_step(gpu, b, s.dt) == SIM_OK);
+	for (int k = 0; k < 100; k++)
+		CHECK(gpu_backend_step(gpu, a, s.dt) == SIM_OK);
+	CHECK(gpu_backend_run_resident(gpu, b, s.dt, 100) == SIM_OK);
+	float diff = 0.0f;
+	const vec4 *xa = sim_world_positions(a), *xb = sim_world_positions(b);
+	for (int i = 0; i < sim_world_vertex_count(a); i++)
+		for (int k = 0; k < 3; k++)
+			diff = fmaxf(diff, fabsf(xa[i][k] - xb[i][k]));
+	/* Same kernels and the same inputs: only a pinned vertex's x.w, written by the CPU's
+	 * constraints each step, could differ, and it does not. */
+	CHECK_MSG(diff == 0.0f, "%g", (double)diff);
+	sim_world_destroy(&a);
+	sim_world_destroy(&b);
+}
+
+/* A compile error and a link error each come back with the driver's log. */
+static void test_shader_errors_carry_log(void)
+{
+	char error[2048] = "";
+	const char *bad = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1.0; }\n";
+	CHECK(gpu_compile_compute("broken.comp", bad, error, sizeof error) == 0);
+	printf("  compile error: %s\n", error);
+	CHECK(strstr(error, "compiling broken.comp: ") == error);
+	CHECK(strstr(error, "undeclared_thing") != NULL);
+	/* a compute shader without a work-group size compiles but cannot link */
+	const char *unlinkable = "#version 430 core\nvoid main() { }\n";
+	error[0] = '\0';
+	CHECK(gpu_compile_compute("nosize.comp", unlinkable, error, sizeof error) == 0);
+	printf("  link error: %s\n", error);
+	CHECK(strstr(error, "linking nosize.comp: ") == error);
+	CHECK(strlen(error) > strlen("linking nosize.comp: "));
+	const char *good = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { }\n";
+	unsigned p = gpu_compile_compute("good.comp", good, error, sizeof error);
+	CHECK(p != 0);
+	glDeleteProgram(p);
+}
+
+static const test_case tests[] = {
+    TEST(test_shader_errors_carry_log),
+    TEST(test_parity_pinned),
+    TEST(test_parity_wind),
+    TEST(test_parity_strain_limit),
+    TEST(test_parity_anchors_blocks_substeps),
+    TEST(test_parity_mesh_objects),
+    TEST(test_unsupported_scheme_refused),
+    TEST(test_blowup_rolls_back),
+    TEST(test_timing_counts_substeps),
+    TEST(test_resident_matches_stepped),
+};
+
+int main(int argc, char **argv)
+{
+	gl_window win;
+	char error[4096];
+	if (!gl_window_open(&win, true, 64, 64, false, error, sizeof error)) {
+		printf("SKIP: no OpenGL 4.3 context: %s\n", error);
+		return 77;
+	}
+	printf("GL %s, renderer %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
+	gpu = gpu_backend_create(error, sizeof error);
+	if (!gpu) {
+		fprintf(stderr, "FAIL: gpu_backend_create: %s\n", error);
+		gl_window_close(&win);
+		return 1;
+	}
+	int rc = test_run(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+	gpu_backend_destroy(&gpu);
+	gl_window_close(&win);
+	return rc;
+}
