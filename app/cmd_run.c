@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "stylus_feed.h"
 #include "picture.h"
+#include "gpu_session.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -39,6 +40,7 @@ typedef struct run_options {
 	const char *device, *calibration, *record;
 	bool have_gain;
 	double gain;
+	bool gpu; /* --backend gpu */
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -64,7 +66,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
-		"--device", "--calibration", "--record", "--gain",
+		"--device", "--calibration", "--record", "--gain", "--backend",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -142,6 +144,10 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			if (!cli_parse_double(val, &o->gain) || o->gain <= 0.0 || o->gain > 100.0)
 				return cli_usage_error("run", "--gain: '%s' is not a gain in (0, 100]", val);
 			o->have_gain = true;
+		} else if (strcmp(a, "--backend") == 0) {
+			if (strcmp(val, "cpu") != 0 && strcmp(val, "gpu") != 0)
+				return cli_usage_error("run", "--backend: '%s' is neither cpu nor gpu", val);
+			o->gpu = strcmp(val, "gpu") == 0;
 		} else if (strcmp(a, "--every") == 0) {
 			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
 				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
@@ -396,6 +402,21 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
+	/* --backend gpu (issue 7): the integrator on the GPU, the rest of the step on the CPU;
+	 * without a GL 4.3 context, or for a scheme the GPU lacks, the CPU runs it all. */
+	gpu_session gpu = {0};
+	bool on_gpu = false;
+	if (o.gpu && rc == EXIT_TELA_OK) {
+		char error[4096];
+		if (!gpu_backend_supports(def.integrator))
+			fprintf(stderr, "tela run: --backend gpu: the GPU has no %s integrator; the CPU runs instead\n",
+			        sim_integrator_name(def.integrator));
+		else if (!gpu_session_open(&gpu, error, sizeof error))
+			fprintf(stderr, "tela run: --backend gpu: %s; the CPU runs instead\n", error);
+		else
+			on_gpu = true;
+	}
+
 	int64_t wall0 = cli_now_ns();
 	long done = 0;
 	double max_strain_seen = 0.0;
@@ -415,7 +436,7 @@ int cmd_run(int argc, char **argv)
 			}
 		}
 		int64_t t0 = cli_now_ns();
-		sim_result r = sim_world_step(w, dt);
+		sim_result r = on_gpu ? gpu_backend_step(gpu.backend, w, dt) : sim_world_step(w, dt);
 		double us = (double)(cli_now_ns() - t0) * 1e-3;
 		if (r == SIM_ERROR_BLOWUP) {
 			const sim_blowup *b = sim_world_last_blowup(w);
@@ -481,7 +502,16 @@ int cmd_run(int argc, char **argv)
 		       self, zones,
 		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
+		if (on_gpu) {
+			gpu_timing t = gpu_backend_timing(gpu.backend);
+			double n = t.substeps > 0 ? (double)t.substeps : 1.0;
+			printf("backend gpu (%s, %s): per substep %.1f us up, %.1f us on the GPU, %.1f us down\n",
+			       gpu.renderer, t.persistent ? "persistent mapped buffers" : "buffer copies", t.upload_us / n,
+			       t.gpu_us / n, t.download_us / n);
+		}
 	}
+	if (on_gpu)
+		gpu_session_close(&gpu);
 	if (have_feed && rc == EXIT_TELA_OK && !o.quiet) {
 		if (stylus.attachment >= 0) {
 			const float *x = sim_world_positions(w)[stylus.vertex];
