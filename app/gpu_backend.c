@@ -23,12 +23,13 @@ typedef struct gpu_spring gpu_spring;
 /* The layout the shaders read (std430 storage blocks, the std140 parameter block):
  * vec4 members on 16-byte boundaries, scalars packed, structs whole rows of 16 bytes. */
 static_assert(sizeof(vec4) == 16 && _Alignof(vec4) == 16, "cglm vec4 is a 16-byte aligned float[4]");
-static_assert(sizeof(gpu_params) == 64, "gpu_params: 2 vec4 + 8 scalars");
+static_assert(sizeof(gpu_params) == 80, "gpu_params: 2 vec4 + 12 scalars");
 static_assert(offsetof(gpu_params, gravity) == 0 && offsetof(gpu_params, wind) == 16, "gpu_params vec4s");
 static_assert(offsetof(gpu_params, h) == 32 && offsetof(gpu_params, air_damping) == 36, "gpu_params h");
 static_assert(offsetof(gpu_params, drag) == 40 && offsetof(gpu_params, lift) == 44, "gpu_params drag, lift");
 static_assert(offsetof(gpu_params, verlet_d) == 48 && offsetof(gpu_params, vertex_count) == 52, "gpu_params counts");
 static_assert(offsetof(gpu_params, triangle_count) == 56 && offsetof(gpu_params, wind_on) == 60, "gpu_params wind");
+static_assert(offsetof(gpu_params, spring_count) == 64, "gpu_params spring count");
 static_assert(sizeof(gpu_vertex) == 64, "gpu_vertex: 2 vec4 + 8 scalars");
 static_assert(offsetof(gpu_vertex, rest) == 0 && offsetof(gpu_vertex, point_force) == 16, "gpu_vertex vec4s");
 static_assert(offsetof(gpu_vertex, mass) == 32 && offsetof(gpu_vertex, anchor_kd) == 36, "gpu_vertex mass");
@@ -49,6 +50,7 @@ enum {
 	PROG_RK4,
 	PROG_VERLET,
 	PROG_KANG,
+	PROG_IMPLICIT,
 	PROG_COUNT
 };
 
@@ -60,6 +62,9 @@ enum { B_X, B_V, B_X_PREV, B_F, B_TMP_X, B_TMP_V, B_ACC_X, B_ACC_V, B_KANG_DV, B
 struct gpu_backend {
 	GLuint prog[PROG_COUNT];
 	GLuint params, vertices, springs, adjacency, triangles, tri_force;
+	GLuint impl_spring, impl_pre, partials; /* implicit Euler */
+	double *partial_host;                   /* one partial dot product per work group */
+	int spring_count;
 	GLuint state[B_STATE_COUNT];
 	GLuint up, down;     /* transfer buffers: x | v | x_prev, n vec4 each */
 	void *up_map, *down_map;
@@ -134,8 +139,8 @@ bool gpu_backend_supports(sim_integrator integrator)
 	case SIM_MIDPOINT:
 	case SIM_RK4:
 	case SIM_VERLET:
-	case SIM_KANG: return true;
-	case SIM_IMPLICIT:
+	case SIM_KANG:
+	case SIM_IMPLICIT: return true;
 	case SIM_MRA:
 	case SIM_INTEGRATOR_COUNT: break;
 	}
@@ -176,6 +181,7 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	    [PROG_RK4] = {"gpu_rk4.comp", &tela_shader_gpu_rk4_comp},
 	    [PROG_VERLET] = {"gpu_verlet.comp", &tela_shader_gpu_verlet_comp},
 	    [PROG_KANG] = {"gpu_kang.comp", &tela_shader_gpu_kang_comp},
+	    [PROG_IMPLICIT] = {"gpu_implicit.comp", &tela_shader_gpu_implicit_comp},
 	};
 	for (int p = 0; p < PROG_COUNT; p++) {
 		g->prog[p] = gpu_compile_compute(programs[p].name, *programs[p].source, error, error_size);
@@ -213,6 +219,10 @@ static void free_state(gpu_backend *g)
 {
 	for (int k = 0; k < B_STATE_COUNT; k++)
 		delete_buffer(&g->state[k]);
+	delete_buffer(&g->impl_pre);
+	delete_buffer(&g->partials);
+	free(g->partial_host);
+	g->partial_host = NULL;
 	if (g->up_map) {
 		glBindBuffer(GL_COPY_WRITE_BUFFER, g->up);
 		glUnmapBuffer(GL_COPY_WRITE_BUFFER);
@@ -241,6 +251,7 @@ void gpu_backend_destroy(gpu_backend **gp)
 	delete_buffer(&g->adjacency);
 	delete_buffer(&g->triangles);
 	delete_buffer(&g->tri_force);
+	delete_buffer(&g->impl_spring);
 	for (int p = 0; p < PROG_COUNT; p++)
 		if (g->prog[p])
 			glDeleteProgram(g->prog[p]);
@@ -272,6 +283,14 @@ static bool reserve_state(gpu_backend *g, int n)
 	GLsizeiptr bytes = (GLsizeiptr)sizeof(vec4) * n;
 	for (int k = 0; k < B_STATE_COUNT; k++)
 		g->state[k] = make_buffer(bytes, NULL);
+	g->impl_pre = make_buffer(2 * bytes, NULL);
+	int groups = (n + GPU_GROUP - 1) / GPU_GROUP;
+	g->partials = make_buffer((GLsizeiptr)sizeof(double) * groups, NULL);
+	g->partial_host = malloc(sizeof(double) * (size_t)groups);
+	if (!g->partial_host) {
+		free_state(g);
+		return false;
+	}
 	GLsizeiptr transfer = bytes * TRANSFER_ARRAYS;
 	glGenBuffers(1, &g->up);
 	glGenBuffers(1, &g->down);
@@ -370,6 +389,9 @@ static bool upload_world(gpu_backend *g, const sim_world *w)
 		delete_buffer(&g->adjacency);
 		delete_buffer(&g->triangles);
 		delete_buffer(&g->tri_force);
+		delete_buffer(&g->impl_spring);
+		g->impl_spring = make_buffer((GLsizeiptr)(2 * sizeof(vec4) * (size_t)ns), NULL);
+		g->spring_count = ns;
 		g->vertices = make_buffer((GLsizeiptr)(sizeof *gv * (size_t)n), gv);
 		g->springs = make_buffer((GLsizeiptr)(sizeof *gs * (size_t)ns), gs);
 		g->adjacency = make_buffer((GLsizeiptr)(sizeof(uint32_t) * (size_t)(2 * ns + 3 * nt)), adj);
@@ -408,6 +430,7 @@ static void upload_params(gpu_backend *g, const sim_world *w, float h)
 	p.vertex_count = (uint32_t)g->n;
 	p.triangle_count = (uint32_t)g->triangle_count;
 	p.wind_on = wind_active(d) ? 1u : 0u;
+	p.spring_count = (uint32_t)g->spring_count;
 	glBindBuffer(GL_UNIFORM_BUFFER, g->params);
 	glBufferSubData(GL_UNIFORM_BUFFER, 0, sizeof p, &p);
 	glBindBuffer(GL_UNIFORM_BUFFER, 0);
@@ -429,13 +452,16 @@ static void bind_all(gpu_backend *g)
 	};
 	for (int k = 0; k < B_STATE_COUNT; k++)
 		glBindBufferBase(GL_SHADER_STORAGE_BUFFER, (GLuint)binding[k], g->state[k]);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_IMPL_SPRING, g->impl_spring);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_IMPL_PRE, g->impl_pre);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_PARTIALS, g->partials);
 }
 
 /* One pass over `count` items; the barrier makes its writes visible to the next pass. */
 static void dispatch(gpu_backend *g, int prog, int count, GLuint stage)
 {
 	glUseProgram(g->prog[prog]);
-	if (prog == PROG_MIDPOINT || prog == PROG_RK4 || prog == PROG_KANG)
+	if (prog == PROG_MIDPOINT || prog == PROG_RK4 || prog == PROG_KANG || prog == PROG_IMPLICIT)
 		glUniform1ui(GPU_LOC_STAGE, stage);
 	glDispatchCompute((GLuint)(count + GPU_GROUP - 1) / GPU_GROUP, 1, 1);
 	glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -457,6 +483,64 @@ static void rk4_stage(gpu_backend *g, GLuint stage, float weight, float next)
 	glUniform1f(GPU_LOC_WEIGHT, weight);
 	glUniform1f(GPU_LOC_NEXT, next);
 	dispatch(g, PROG_RK4, g->n, stage);
+}
+
+/* The sum of the work groups' partial dot products, in group order on the CPU (so a run
+ * repeats to the bit).  Reading it back waits for the GPU: one wait per CG half-step,
+ * which is what the host-driven loop costs (docs/gpu.md). */
+static double read_partials(gpu_backend *g)
+{
+	int groups = (g->n + GPU_GROUP - 1) / GPU_GROUP;
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->partials);
+	glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(sizeof(double) * (size_t)groups), g->partial_host);
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+	double sum = 0.0;
+	for (int k = 0; k < groups; k++)
+		sum += g->partial_host[k];
+	return sum;
+}
+
+static void implicit_scalar(gpu_backend *g, GLuint stage, float value)
+{
+	glUseProgram(g->prog[PROG_IMPLICIT]);
+	glUniform1f(GPU_LOC_SCALAR, value);
+	dispatch(g, PROG_IMPLICIT, g->n, stage);
+}
+
+/* Baraff and Witkin's modified preconditioned CG, as sim/src/implicit.c runs it, with the
+ * vector work on the GPU (gpu_implicit.comp) and the scalars here.  Starts from dv = 0
+ * (the CPU may start from its previous solution, which only saves iterations: the
+ * convergence test is relative to the same starting residual). */
+static void implicit_solve(gpu_backend *g, const sim_world *w)
+{
+	const sim_world_def *d = sim_world_get_def(w);
+	if (g->spring_count > 0)
+		dispatch(g, PROG_IMPLICIT, g->spring_count, 0);
+	dispatch(g, PROG_IMPLICIT, g->n, 1);
+	const double delta_ref = read_partials(g);
+	double delta = delta_ref;
+	const double target = (double)d->cg_tolerance * (double)d->cg_tolerance * delta_ref;
+	const int max_iterations = d->cg_max_iterations > 0 ? d->cg_max_iterations : 0;
+	int iterations = 0;
+	if (iterations < max_iterations && delta > target) {
+		for (;;) {
+			dispatch(g, PROG_IMPLICIT, g->n, 2);
+			const double quad = read_partials(g);
+			if (!(quad > 0.0))
+				break;
+			implicit_scalar(g, 3, (float)(delta / quad));
+			const double delta_new = read_partials(g);
+			const float beta = (float)(delta_new / delta);
+			delta = delta_new;
+			iterations++;
+			if (iterations >= max_iterations || !(delta > target))
+				break;
+			implicit_scalar(g, 4, beta);
+		}
+	}
+	dispatch(g, PROG_IMPLICIT, g->n, 5);
+	g->timing.cg_iterations = iterations;
 }
 
 /* The dispatches of one substep of the scheme, on the state already in x, v, x_prev. */
@@ -487,7 +571,7 @@ static void integrate(gpu_backend *g, const sim_world *w, sim_integrator integ, 
 		dispatch(g, PROG_KANG, n, memory_valid ? 1 : 0);
 		dispatch(g, PROG_KANG, n, 2);
 		break;
-	case SIM_IMPLICIT:
+	case SIM_IMPLICIT: implicit_solve(g, w); break;
 	case SIM_MRA:
 	case SIM_INTEGRATOR_COUNT: break;
 	}

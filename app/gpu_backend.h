@@ -19,7 +19,7 @@ typedef struct gpu_backend gpu_backend;
 gpu_backend *gpu_backend_create(char *error, int error_size);
 void gpu_backend_destroy(gpu_backend **g);
 
-/* Whether the GPU has the integrator (implicit Euler and MRA run on the CPU only). */
+/* Whether the GPU has the integrator (MRA, the seed's scheme, runs on the CPU only). */
 bool gpu_backend_supports(sim_integrator integrator);
 
 /* One sim_world_step with the integrator's update on the GPU: per substep the
@@ -40,6 +40,7 @@ sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int 
 typedef struct gpu_timing {
 	double upload_us, gpu_us, download_us;
 	int64_t substeps;
+	int cg_iterations; /* implicit Euler: iterations of the last solve */
 	bool persistent; /* persistent mapped buffers (GL 4.4 buffer storage); else copies */
 } gpu_timing;
 gpu_timing gpu_backend_timing(const gpu_backend *g);

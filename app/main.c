@@ -87,7 +87,7 @@ void cli_print_help(void)
 	    "  --gain G            the stylus's displacement gain (default 1; seed 002: 0.5)\n"
 	    "  --backend cpu|gpu   where the integrator runs (default cpu); gpu: OpenGL 4.3 compute\n"
 	    "                      shaders, collisions still on the CPU; without a 4.3 context, or\n"
-	    "                      for implicit and mra, it says so and the CPU runs (docs/gpu.md)\n"
+	    "                      for mra, it says so and the CPU runs (docs/gpu.md)\n"
 	    "\n"
 	    "exit codes:\n"
 	    "  0  success\n"

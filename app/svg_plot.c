@@ -9,7 +9,7 @@ static const char *const palette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00"
                                       "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 #define PALETTE_SIZE ((int)(sizeof palette / sizeof palette[0]))
 
-enum { W = 900, H = 560, LEFT = 80, RIGHT = 220, TOP = 50, BOTTOM = 60 };
+enum { W = 900, H = 560, LEFT = 90, RIGHT = 220, TOP = 50, BOTTOM = 60 };
 
 static void escape(FILE *f, const char *s)
 {
@@ -34,7 +34,7 @@ static void header(FILE *f, const svg_chart *c)
 	escape(f, c->title);
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2, H - 15);
 	escape(f, c->x_label);
-	fprintf(f, "</text>\n<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">", (TOP + H - BOTTOM) / 2);
+	fprintf(f, "</text>\n<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">", (TOP + H - BOTTOM) / 2);
 	escape(f, c->y_label);
 	fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", LEFT,
 	        TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
@@ -51,6 +51,7 @@ static int finish(FILE *f)
 
 typedef struct axis {
 	double lo, hi;
+	int ticks; /* intervals between labelled ticks */
 	bool log;
 	int p0, p1; /* pixel positions of lo and hi */
 } axis;
@@ -73,15 +74,27 @@ static void fit(axis *a, double lo, double hi)
 		a->hi = ceil(log10(hi));
 		if (a->hi <= a->lo)
 			a->hi = a->lo + 1.0;
+		a->ticks = (int)(a->hi - a->lo);
 		return;
 	}
-	a->lo = lo < 0.0 ? lo : 0.0;
-	a->hi = hi > a->lo ? hi * 1.05 : a->lo + 1.0;
+	(void)lo; /* linear axes start at 0: bars and rates are compared to nothing */
+	a->lo = 0.0;
+	double span = hi > 0.0 ? hi : 1.0;
+	/* the smallest 1-2-5 step that covers the data in at most 6 intervals */
+	double decade = pow(10.0, floor(log10(span / 6.0))), step = decade;
+	static const double factors[] = {1.0, 2.0, 5.0, 10.0};
+	for (int k = 0; k < 4; k++) {
+		step = factors[k] * decade;
+		if (span / step <= 6.0)
+			break;
+	}
+	a->ticks = (int)ceil(span / step - 1e-9);
+	a->hi = a->ticks * step;
 }
 
 static void ticks(FILE *f, const axis *a, bool vertical)
 {
-	int count = a->log ? (int)(a->hi - a->lo) : 5;
+	int count = a->ticks;
 	for (int k = 0; k <= count; k++) {
 		double v = a->log ? pow(10.0, a->lo + k) : a->lo + (a->hi - a->lo) * k / count;
 		double p = a->p0 + (double)k / count * (a->p1 - a->p0);

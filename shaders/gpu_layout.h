@@ -35,7 +35,12 @@
 #define GPU_BIND_ACC_X 13
 #define GPU_BIND_ACC_V 14
 #define GPU_BIND_KANG_DV 15
-#define GPU_BIND_COUNT 16
+/* Implicit Euler's own buffers (it reuses tmp_x, tmp_v, acc_x, acc_v and kang_dv as the
+ * CG vectors r, s, c, q and dv). */
+#define GPU_BIND_IMPL_SPRING 16 /* per spring: (w, beta) and g, two vec4 */
+#define GPU_BIND_IMPL_PRE 17    /* per vertex: preconditioner block xx xy xz yy | yz zz d mask */
+#define GPU_BIND_PARTIALS 18    /* per work group: a partial dot product, double */
+#define GPU_BIND_COUNT 19
 /* Uniform-buffer binding point of gpu_params. */
 #define GPU_BIND_PARAMS 0
 
@@ -43,6 +48,7 @@
 #define GPU_LOC_STAGE 0  /* uint: which part of a multi-pass scheme runs */
 #define GPU_LOC_WEIGHT 1 /* float: RK4 stage weight */
 #define GPU_LOC_NEXT 2   /* float: RK4 next-stage fraction of h */
+#define GPU_LOC_SCALAR 3 /* float: CG's alpha or beta */
 
 /* What stays the same for a step: the world definition and the substep. */
 struct gpu_params {
@@ -56,6 +62,8 @@ struct gpu_params {
 	GPU_UINT vertex_count;
 	GPU_UINT triangle_count;
 	GPU_UINT wind_on;      /* 1 when the wind exerts a force at all */
+	GPU_UINT spring_count;
+	GPU_UINT pad0, pad1, pad2;
 };
 
 /* Per-vertex constants and adjacency ranges into the adjacency buffer (spring indices

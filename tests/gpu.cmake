@@ -43,10 +43,10 @@ cat "$2"
 grep -q 'tela run: --backend gpu: .*; the CPU runs instead' "$2" || { echo "FAIL: no fallback message"; exit 1; }
 "$1" run hanging --steps 100 >"$2.cpu" || exit 1
 [ "$(grep '^state hash ' "$2")" = "$(grep '^state hash ' "$2.cpu")" ] || { echo "FAIL: not the CPU's result"; exit 1; }
-"$1" run hanging --backend gpu --integrator implicit --steps 20 >"$2.imp" 2>&1 || { cat "$2.imp"; exit 1; }
-grep -q 'the GPU has no implicit integrator; the CPU runs instead' "$2.imp" || { cat "$2.imp"; exit 1; }
-"$1" run hanging --integrator implicit --steps 20 >"$2.impcpu" || exit 1
-[ "$(grep '^state hash ' "$2.imp")" = "$(grep '^state hash ' "$2.impcpu")" ] || { echo "FAIL: implicit differs"; exit 1; }
+"$1" run hanging --backend gpu --integrator mra --steps 20 >"$2.mra" 2>&1 || { cat "$2.mra"; exit 1; }
+grep -q 'the GPU has no mra integrator; the CPU runs instead' "$2.mra" || { cat "$2.mra"; exit 1; }
+"$1" run hanging --integrator mra --steps 20 >"$2.mracpu" || exit 1
+[ "$(grep '^state hash ' "$2.mra")" = "$(grep '^state hash ' "$2.mracpu")" ] || { echo "FAIL: mra differs"; exit 1; }
 ]=])
 
 tela_add_exit_test(gpu_run_bad_backend LABELS "gpu;unit" CODE 2 MATCH "--backend: 'vulkan' is neither cpu nor gpu"
