@@ -173,7 +173,7 @@ static double largest_stable(gpu_session *gpu, sim_integrator integ)
  * limit at 10 %.  Schemes unstable at its 1 ms step get substeps. */
 static int elongation_substeps(sim_integrator integ) { return integ == SIM_EULER ? 10 : 1; }
 
-static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot)
+static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot, bool jacobi)
 {
 	scn_scene *scene = NULL;
 	sim_world *w = NULL;
@@ -192,6 +192,8 @@ static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot)
 	sim_world_set_def(w, &d);
 	double peak = 0.0;
 	long steps = (long)lround(1.5 / dt);
+	if (gpu)
+		gpu_backend_set_strain_on_gpu(gpu->backend, jacobi);
 	for (long k = 0; k < steps; k++) {
 		if (step(gpu, w, dt) != SIM_OK) {
 			peak = NAN;
@@ -199,6 +201,8 @@ static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot)
 		}
 		peak = fmax(peak, sim_world_stats(w)->max_strain);
 	}
+	if (gpu)
+		gpu_backend_set_strain_on_gpu(gpu->backend, false);
 	sim_world_destroy(&w);
 	return peak;
 }
@@ -263,10 +267,11 @@ static int write_plots(const gpu_bench_options *o, const char *renderer, through
 	err = svg_bar_chart(path, &c2, names, NI, sides, 2, stable);
 	plot_error(path, err);
 	bad |= err;
-	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot 10%"};
+	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot 10% (CPU)",
+	                                       "GPU + Provot 10% (GPU Jacobi)"};
 	snprintf(path, sizeof path, "%s-elongation.svg", o->svg_prefix);
 	svg_chart c3 = {"Peak elongation, hanging scene, 1.5 s", "integrator", "max strain (l - L) / L", false, false};
-	err = svg_bar_chart(path, &c3, names, NI, variants, 4, elong);
+	err = svg_bar_chart(path, &c3, names, NI, variants, 5, elong);
 	plot_error(path, err);
 	bad |= err;
 	return bad ? EXIT_TELA_IO : EXIT_TELA_OK;
@@ -298,7 +303,7 @@ int bench_gpu(int argc, char **argv)
 	       gpu && gpu_backend_timing(gpu->backend).persistent ? ", persistent mapped buffers" : "");
 
 	throughput(*tp)[NI] = calloc((size_t)o.size_count, sizeof *tp);
-	double stable[NI * 2], elong[NI * 4];
+	double stable[NI * 2], elong[NI * 5];
 	if (!tp) {
 		fprintf(stderr, "tela bench: out of memory\n");
 		if (csv)
@@ -338,19 +343,23 @@ int bench_gpu(int argc, char **argv)
 		csv_row(csv, "stable_dt", integ, "cpu", "bisection", 16, NAN, stable[2 * k], 0);
 		csv_row(csv, "stable_dt", integ, "gpu", "bisection", 16, NAN, stable[2 * k + 1], 0);
 	}
-	printf("\npeak elongation (max strain), hanging scene 1.5 s, without / with Provot at 10%%\n");
-	printf("%-10s %9s %11s %11s %11s %11s\n", "integrator", "substeps", "cpu", "cpu+provot", "gpu", "gpu+provot");
+	printf("\npeak elongation (max strain), hanging scene 1.5 s, without / with Provot at 10%% (on the GPU: the\n"
+	       "CPU's Gauss-Seidel sweeps, or Jacobi sweeps on the GPU)\n");
+	printf("%-10s %9s %11s %11s %11s %11s %11s\n", "integrator", "substeps", "cpu", "cpu+provot", "gpu", "gpu+provot",
+	       "gpu+jacobi");
 	for (int k = 0; k < NI; k++) {
 		sim_integrator integ = (sim_integrator)k;
 		bool on_gpu = gpu && gpu_backend_supports(integ);
-		for (int v = 0; v < 4; v++)
-			elong[4 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1) : NAN;
-		printf("%-10s %9d %11.4f %11.4f %11.4f %11.4f\n", sim_integrator_name(integ), elongation_substeps(integ),
-		       elong[4 * k], elong[4 * k + 1], elong[4 * k + 2], elong[4 * k + 3]);
+		for (int v = 0; v < 5; v++)
+			elong[5 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1 || v == 4, v == 4)
+			                                   : NAN;
+		printf("%-10s %9d %11.4f %11.4f %11.4f %11.4f %11.4f\n", sim_integrator_name(integ),
+		       elongation_substeps(integ), elong[5 * k], elong[5 * k + 1], elong[5 * k + 2], elong[5 * k + 3],
+		       elong[5 * k + 4]);
 		fflush(stdout);
-		static const char *const vn[4] = {"no-provot", "provot", "no-provot", "provot"};
-		for (int v = 0; v < 4; v++)
-			csv_row(csv, "peak_strain", integ, v < 2 ? "cpu" : "gpu", vn[v], 20, 0.001, elong[4 * k + v], 1500);
+		static const char *const vn[5] = {"no-provot", "provot", "no-provot", "provot", "provot-jacobi-gpu"};
+		for (int v = 0; v < 5; v++)
+			csv_row(csv, "peak_strain", integ, v < 2 ? "cpu" : "gpu", vn[v], 20, 0.001, elong[5 * k + v], 1500);
 	}
 	if (o.svg_prefix)
 		rc = write_plots(&o, renderer, tp, stable, elong);

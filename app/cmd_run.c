@@ -40,7 +40,8 @@ typedef struct run_options {
 	const char *device, *calibration, *record;
 	bool have_gain;
 	double gain;
-	bool gpu; /* --backend gpu */
+	bool gpu;        /* --backend gpu */
+	bool gpu_strain; /* --gpu-strain-limit */
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -101,6 +102,9 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			takes = false;
 		} else if (strcmp(a, "--no-collisions") == 0) {
 			o->no_collisions = true;
+			takes = false;
+		} else if (strcmp(a, "--gpu-strain-limit") == 0) {
+			o->gpu_strain = true;
 			takes = false;
 		} else if (strcmp(a, "--no-self-collisions") == 0) {
 			o->no_self_collisions = true;
@@ -181,6 +185,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		return cli_usage_error("run", "no scene given (try 'tela scenes')");
 	if (o->steps >= 0 && o->seconds >= 0.0)
 		return cli_usage_error("run", "give --steps or --seconds, not both");
+	if (o->gpu_strain && !o->gpu)
+		return cli_usage_error("run", "--gpu-strain-limit needs --backend gpu");
 	if (!o->device && (o->calibration || o->record || o->have_gain))
 		return cli_usage_error("run", "--calibration, --record and --gain need --device");
 	return EXIT_TELA_OK;
@@ -415,6 +421,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "tela run: --backend gpu: %s; the CPU runs instead\n", error);
 		else
 			on_gpu = true;
+		if (on_gpu)
+			gpu_backend_set_strain_on_gpu(gpu.backend, o.gpu_strain);
 	}
 
 	int64_t wall0 = cli_now_ns();

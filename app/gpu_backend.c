@@ -29,7 +29,9 @@ static_assert(offsetof(gpu_params, h) == 32 && offsetof(gpu_params, air_damping)
 static_assert(offsetof(gpu_params, drag) == 40 && offsetof(gpu_params, lift) == 44, "gpu_params drag, lift");
 static_assert(offsetof(gpu_params, verlet_d) == 48 && offsetof(gpu_params, vertex_count) == 52, "gpu_params counts");
 static_assert(offsetof(gpu_params, triangle_count) == 56 && offsetof(gpu_params, wind_on) == 60, "gpu_params wind");
-static_assert(offsetof(gpu_params, spring_count) == 64, "gpu_params spring count");
+static_assert(offsetof(gpu_params, spring_count) == 64 && offsetof(gpu_params, strain_limit) == 68 &&
+                  offsetof(gpu_params, strain_trigger) == 72,
+              "gpu_params spring count and strain limit");
 static_assert(sizeof(gpu_vertex) == 64, "gpu_vertex: 2 vec4 + 8 scalars");
 static_assert(offsetof(gpu_vertex, rest) == 0 && offsetof(gpu_vertex, point_force) == 16, "gpu_vertex vec4s");
 static_assert(offsetof(gpu_vertex, mass) == 32 && offsetof(gpu_vertex, anchor_kd) == 36, "gpu_vertex mass");
@@ -51,6 +53,7 @@ enum {
 	PROG_VERLET,
 	PROG_KANG,
 	PROG_IMPLICIT,
+	PROG_STRAIN,
 	PROG_COUNT
 };
 
@@ -63,6 +66,8 @@ struct gpu_backend {
 	GLuint prog[PROG_COUNT];
 	GLuint params, vertices, springs, adjacency, triangles, tri_force;
 	GLuint impl_spring, impl_pre, partials; /* implicit Euler */
+	GLuint counter;                         /* strain limiting: springs over the limit */
+	bool strain_on_gpu;
 	double *partial_host;                   /* one partial dot product per work group */
 	int spring_count;
 	GLuint state[B_STATE_COUNT];
@@ -147,6 +152,8 @@ bool gpu_backend_supports(sim_integrator integrator)
 	return false;
 }
 
+static GLuint make_buffer(GLsizeiptr bytes, const void *data);
+
 gpu_backend *gpu_backend_create(char *error, int error_size)
 {
 	GLint major = 0, minor = 0, bindings = 0, blocks = 0;
@@ -182,6 +189,7 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	    [PROG_VERLET] = {"gpu_verlet.comp", &tela_shader_gpu_verlet_comp},
 	    [PROG_KANG] = {"gpu_kang.comp", &tela_shader_gpu_kang_comp},
 	    [PROG_IMPLICIT] = {"gpu_implicit.comp", &tela_shader_gpu_implicit_comp},
+	    [PROG_STRAIN] = {"gpu_strain.comp", &tela_shader_gpu_strain_comp},
 	};
 	for (int p = 0; p < PROG_COUNT; p++) {
 		g->prog[p] = gpu_compile_compute(programs[p].name, *programs[p].source, error, error_size);
@@ -198,6 +206,7 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	glBindBuffer(GL_UNIFORM_BUFFER, g->params);
 	glBufferData(GL_UNIFORM_BUFFER, sizeof(gpu_params), NULL, GL_DYNAMIC_DRAW);
 	glBindBuffer(GL_UNIFORM_BUFFER, 0);
+	g->counter = make_buffer(16, NULL);
 	GLenum err = glGetError();
 	if (err != GL_NO_ERROR) {
 		set_error(error, error_size, "setting up the GPU integrator: GL error 0x%04x", err);
@@ -252,6 +261,7 @@ void gpu_backend_destroy(gpu_backend **gp)
 	delete_buffer(&g->triangles);
 	delete_buffer(&g->tri_force);
 	delete_buffer(&g->impl_spring);
+	delete_buffer(&g->counter);
 	for (int p = 0; p < PROG_COUNT; p++)
 		if (g->prog[p])
 			glDeleteProgram(g->prog[p]);
@@ -431,6 +441,8 @@ static void upload_params(gpu_backend *g, const sim_world *w, float h)
 	p.triangle_count = (uint32_t)g->triangle_count;
 	p.wind_on = wind_active(d) ? 1u : 0u;
 	p.spring_count = (uint32_t)g->spring_count;
+	p.strain_limit = 1.0f + d->strain_tau;
+	p.strain_trigger = p.strain_limit * (1.0f + 1e-5f); /* sim/src/strain.c's slack */
 	glBindBuffer(GL_UNIFORM_BUFFER, g->params);
 	glBufferSubData(GL_UNIFORM_BUFFER, 0, sizeof p, &p);
 	glBindBuffer(GL_UNIFORM_BUFFER, 0);
@@ -455,13 +467,14 @@ static void bind_all(gpu_backend *g)
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_IMPL_SPRING, g->impl_spring);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_IMPL_PRE, g->impl_pre);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_PARTIALS, g->partials);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_COUNTER, g->counter);
 }
 
 /* One pass over `count` items; the barrier makes its writes visible to the next pass. */
 static void dispatch(gpu_backend *g, int prog, int count, GLuint stage)
 {
 	glUseProgram(g->prog[prog]);
-	if (prog == PROG_MIDPOINT || prog == PROG_RK4 || prog == PROG_KANG || prog == PROG_IMPLICIT)
+	if (prog == PROG_MIDPOINT || prog == PROG_RK4 || prog == PROG_KANG || prog == PROG_IMPLICIT || prog == PROG_STRAIN)
 		glUniform1ui(GPU_LOC_STAGE, stage);
 	glDispatchCompute((GLuint)(count + GPU_GROUP - 1) / GPU_GROUP, 1, 1);
 	glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -543,6 +556,39 @@ static void implicit_solve(gpu_backend *g, const sim_world *w)
 	g->timing.cg_iterations = iterations;
 }
 
+/* Provot's limit as Jacobi sweeps (gpu_strain.comp), ping-ponging between X and TMP_X
+ * until a sweep finds no spring over the limit or def.strain_iterations sweeps ran;
+ * then v += correction / h.  Returns the sweeps that corrected something, as the CPU. */
+static int strain_solve(gpu_backend *g, const sim_world *w)
+{
+	dispatch(g, PROG_STRAIN, g->n, 0);
+	int src = B_X, dst = B_TMP_X, sweeps = 0;
+	const int max_sweeps = sim_world_get_def(w)->strain_iterations;
+	for (; sweeps < max_sweeps; sweeps++) {
+		const GLuint zero = 0;
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->counter);
+		glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof zero, &zero);
+		glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STATE_X, g->state[src]);
+		glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_TMP_X, g->state[dst]);
+		dispatch(g, PROG_STRAIN, g->n, 1);
+		GLuint over = 0;
+		glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->counter);
+		glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof over, &over);
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+		int t = src;
+		src = dst, dst = t;
+		if (over == 0)
+			break;
+	}
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STATE_X, g->state[src]);
+	dispatch(g, PROG_STRAIN, g->n, 2);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_TMP_X, g->state[B_TMP_X]);
+	return sweeps;
+}
+
+void gpu_backend_set_strain_on_gpu(gpu_backend *g, bool on) { g->strain_on_gpu = on; }
+
 /* The dispatches of one substep of the scheme, on the state already in x, v, x_prev. */
 static void integrate(gpu_backend *g, const sim_world *w, sim_integrator integ, bool memory_valid)
 {
@@ -608,7 +654,7 @@ typedef struct substep_ctx {
 	sim_integrator integ;
 } substep_ctx;
 
-static sim_result gpu_substep(void *user, const sim_external_state *st, float h)
+static sim_result gpu_substep(void *user, sim_external_state *st, float h)
 {
 	substep_ctx *c = user;
 	gpu_backend *g = c->g;
@@ -633,6 +679,10 @@ static sim_result gpu_substep(void *user, const sim_external_state *st, float h)
 	}
 	double t1 = now_us();
 	integrate(g, c->w, c->integ, st->history_valid && g->memory_fresh);
+	if (g->strain_on_gpu && sim_world_get_def(c->w)->strain_limit) {
+		st->strain_iterations = strain_solve(g, c->w);
+		st->strain_limited = true;
+	}
 	/* down: the candidate end state */
 	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT | (g->persistent ? GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT : 0));
 	glBindBuffer(GL_COPY_WRITE_BUFFER, g->down);

@@ -22,6 +22,10 @@ void gpu_backend_destroy(gpu_backend **g);
 /* Whether the GPU has the integrator (MRA, the seed's scheme, runs on the CPU only). */
 bool gpu_backend_supports(sim_integrator integrator);
 
+/* Provot strain limiting (when the world's definition asks for it) as Jacobi sweeps on the
+ * GPU instead of the CPU's Gauss-Seidel sweeps; off by default (docs/gpu.md). */
+void gpu_backend_set_strain_on_gpu(gpu_backend *g, bool on);
+
 /* One sim_world_step with the integrator's update on the GPU: per substep the
  * constrained state goes up, the scheme runs, the candidate state comes back and the sim
  * library finishes the substep.  SIM_ERROR_INVALID for an integrator the GPU lacks or a

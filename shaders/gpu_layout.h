@@ -40,7 +40,8 @@
 #define GPU_BIND_IMPL_SPRING 16 /* per spring: (w, beta) and g, two vec4 */
 #define GPU_BIND_IMPL_PRE 17    /* per vertex: preconditioner block xx xy xz yy | yz zz d mask */
 #define GPU_BIND_PARTIALS 18    /* per work group: a partial dot product, double */
-#define GPU_BIND_COUNT 19
+#define GPU_BIND_COUNTER 19     /* strain limiting: springs over the limit in a sweep (uint) */
+#define GPU_BIND_COUNT 20
 /* Uniform-buffer binding point of gpu_params. */
 #define GPU_BIND_PARAMS 0
 
@@ -63,7 +64,9 @@ struct gpu_params {
 	GPU_UINT triangle_count;
 	GPU_UINT wind_on;      /* 1 when the wind exerts a force at all */
 	GPU_UINT spring_count;
-	GPU_UINT pad0, pad1, pad2;
+	float strain_limit;    /* Provot: 1 + tau */
+	float strain_trigger;  /* Provot: (1 + tau)(1 + 1e-5), the CPU's slack */
+	GPU_UINT pad0;
 };
 
 /* Per-vertex constants and adjacency ranges into the adjacency buffer (spring indices

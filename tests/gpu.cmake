@@ -55,3 +55,5 @@ tela_add_exit_test(gpu_run_bad_backend LABELS "gpu;unit" CODE 2 MATCH "--backend
 foreach(t gpu_run_pile_check gpu_run_deterministic gpu_run_fallback)
   set_tests_properties(${t} PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
 endforeach()
+tela_add_exit_test(gpu_run_strain_needs_gpu LABELS "gpu;unit" CODE 2 MATCH "--gpu-strain-limit needs --backend gpu"
+                   ARGS run hanging --gpu-strain-limit)

@@ -1284,12 +1284,16 @@ static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext,
 		if (colliding)
 			memcpy(w->x_start, w->x, sizeof(vec4) * (size_t)w->n);
 		sim_integrator integ = w->def.integrator;
+		bool strain_done = false; /* the external integrator limited the strain itself */
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
 			sim_reset_history(w, h);
 		if (ext) {
 			sim_external_state es = {.x = w->x, .v = w->v, .x_prev = w->x_prev, .n = w->n, .substep = s,
 			                         .history_valid = w->history_valid && w->history_h == h};
 			result = ext(user, &es, h);
+			strain_done = es.strain_limited;
+			if (strain_done)
+				st->strain_iterations = es.strain_iterations;
 			/* Kang's memory (dv) lives with the external integrator, which now has it */
 			if (integ == SIM_KANG) {
 				w->history_valid = true;
@@ -1304,7 +1308,7 @@ static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext,
 		st->stage_us[SIM_STAGE_SOLVE] += (double)(t_solved - t_start) * 1e-3;
 		/* the force evaluations inside the integrator were counted apart */
 		st->stage_us[SIM_STAGE_SOLVE] -= st->stage_us[SIM_STAGE_FORCES] - forces_before;
-		if (w->def.strain_limit) {
+		if (w->def.strain_limit && !strain_done) {
 			st->strain_iterations = sim_strain_limit(w, h);
 			st->stage_us[SIM_STAGE_STRAIN] += (double)(sim_now_ns() - t_solved) * 1e-3;
 		}

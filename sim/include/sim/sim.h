@@ -345,15 +345,20 @@ uint64_t sim_world_state_hash(const sim_world *world);
  * 0 for a kinematic vertex, whose v is its constraint velocity) and step 2 (Verlet: x_prev
  * rebuilt as x - h v when the history was invalid).  It must overwrite x and v (xyz;
  * keep x.w) with the candidate end-of-substep state and, for Verlet, x_prev with the
- * start positions, exactly as the built-in scheme of def.integrator would. */
+ * start positions, exactly as the built-in scheme of def.integrator would.  When
+ * def.strain_limit is on it may also limit the strain itself (Provot's rule, def.strain_tau,
+ * v += the correction / h) and say so in strain_limited; the library then skips its own
+ * pass for this substep. */
 typedef struct sim_external_state {
 	vec4 *x, *v, *x_prev;
 	int n;
 	int substep;        /* 0 .. def.substeps - 1 */
 	bool history_valid; /* false: a multistep memory (Kang's last dv) must restart */
+	bool strain_limited;    /* out: strain limiting done (stats.strain_iterations = strain_iterations) */
+	int strain_iterations;  /* out */
 } sim_external_state;
 
-typedef sim_result (*sim_external_integrator)(void *user, const sim_external_state *state, float h);
+typedef sim_result (*sim_external_integrator)(void *user, sim_external_state *state, float h);
 
 /* sim_world_step with def.integrator's update done by `integrate` instead: constraints,
  * history, strain limiting, collisions, the blow-up check, rollback and commit are
