@@ -57,3 +57,12 @@ foreach(t gpu_run_pile_check gpu_run_deterministic gpu_run_fallback)
 endforeach()
 tela_add_exit_test(gpu_run_strain_needs_gpu LABELS "gpu;unit" CODE 2 MATCH "--gpu-strain-limit needs --backend gpu"
                    ARGS run hanging --gpu-strain-limit)
+
+# The demo's GPU switch on the desktop path too: GLX under Xvfb, where it exists.
+find_program(XVFB_RUN xvfb-run)
+if(XVFB_RUN)
+  add_test(NAME test_gpu_demo_xvfb
+           COMMAND "${XVFB_RUN}" -a -s "-screen 0 640x480x24" $<TARGET_FILE:test_gpu> test_demo_switch)
+  set_tests_properties(test_gpu_demo_xvfb PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
+    ENVIRONMENT "SDL_VIDEODRIVER=x11;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+endif()

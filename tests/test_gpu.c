@@ -5,8 +5,10 @@
  * context can be created at all. */
 #include "test.h"
 
+#include "demo.h"
 #include "gl_window.h"
 #include "gpu_backend.h"
+#include "panel.h"
 
 #include <GL/glew.h>
 
@@ -401,6 +403,59 @@ static void test_shader_errors_carry_log(void)
 	glDeleteProgram(p);
 }
 
+/* The demo's panel switch: the simulation thread steps on the GPU through its own
+ * context shared with the window's (app/demo_gpu.c), the snapshot says so, the cloth
+ * falls, and switching back returns the steps to the CPU. */
+static void test_demo_switch(void)
+{
+	demo_options o = demo_options_default();
+	o.scene = "hanging";
+	o.offscreen = true;
+	o.vsync = false;
+	o.width = 320, o.height = 200;
+	o.rate_scale = 0.0; /* as fast as it can */
+	char error[512];
+	int code = 0;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	REQUIRE_MSG(d != NULL, "%s", error);
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK(!m.gpu);
+	m.gpu = true;
+	m.gpu_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	bool on = false;
+	int64_t steps_on = -1;
+	float y0 = demo_snapshot(d)->positions[210][1];
+	for (int k = 0; k < 4000 && !(on && demo_snapshot(d)->steps > steps_on + 50); k++) {
+		demo_frame(d);
+		const st_snapshot *sn = demo_snapshot(d);
+		if (sn->stepper_on && !on) {
+			on = true;
+			steps_on = sn->steps;
+		}
+	}
+	const st_snapshot *sn = demo_snapshot(d);
+	printf("  demo: %s; %lld steps, message '%s'\n", on ? "stepped on the GPU" : "never on the GPU",
+	       (long long)sn->steps, sn->message);
+	CHECK(on);
+	CHECK(sn->stepper_on);
+	CHECK(sn->positions[210][1] < y0 - 0.001f); /* the middle of the cloth fell */
+	demo_panel_model(d, &m);
+	CHECK(m.gpu);
+	m.gpu = false;
+	m.gpu_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	bool off = false;
+	for (int k = 0; k < 4000 && !off; k++) {
+		demo_frame(d);
+		off = !demo_snapshot(d)->stepper_on && strstr(demo_snapshot(d)->message, "integrator on the CPU") != NULL;
+	}
+	CHECK_MSG(off, "%s", demo_snapshot(d)->message);
+	CHECK(demo_gl_errors(d) == 0);
+	demo_destroy(&d);
+}
+
 static const test_case tests[] = {
     TEST(test_shader_errors_carry_log),
     TEST(test_parity_pinned),
@@ -414,6 +469,7 @@ static const test_case tests[] = {
     TEST(test_blowup_rolls_back),
     TEST(test_timing_counts_substeps),
     TEST(test_resident_matches_stepped),
+    TEST(test_demo_switch), /* last: it leaves another context current */
 };
 
 int main(int argc, char **argv)
