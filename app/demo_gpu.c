@@ -12,11 +12,13 @@ static bool gpu_begin(void *user, char *message, int message_size)
 	}
 	if (SDL_GL_MakeCurrent(g->surface, g->context) != 0) {
 		snprintf(message, (size_t)message_size, "the simulation thread's GL context: %s", SDL_GetError());
+		SDL_TLSCleanup(); /* the error SDL kept for this thread */
 		return false;
 	}
 	g->backend = gpu_backend_create(message, message_size);
 	if (!g->backend) {
 		SDL_GL_MakeCurrent(g->surface, NULL);
+		SDL_TLSCleanup();
 		return false;
 	}
 	return true;
@@ -33,6 +35,9 @@ static void gpu_end(void *user)
 	demo_gpu *g = user;
 	gpu_backend_destroy(&g->backend);
 	SDL_GL_MakeCurrent(g->surface, NULL);
+	/* SDL keeps the current window and context per thread; it frees that for its own
+	 * threads only, and this one is the simulation thread's pthread */
+	SDL_TLSCleanup();
 }
 
 void demo_gpu_init(demo_gpu *g, SDL_Window *window, SDL_GLContext window_context)
