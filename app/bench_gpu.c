@@ -19,20 +19,24 @@
 #define MAX_SIZES 16
 #define NI SIM_INTEGRATOR_COUNT
 
+/* The three parts; --only picks some. */
+enum { PART_THROUGHPUT = 1, PART_STABILITY = 2, PART_ELONGATION = 4, PART_ALL = 7 };
+
 typedef struct gpu_bench_options {
 	const char *csv_path, *svg_prefix;
 	int sizes[MAX_SIZES];
 	int size_count;
 	long steps;
+	unsigned parts;
 } gpu_bench_options;
 
 static int parse_options(int argc, char **argv, gpu_bench_options *o)
 {
-	*o = (gpu_bench_options){.sizes = {16, 32, 64, 128, 256}, .size_count = 5, .steps = 20};
+	*o = (gpu_bench_options){.sizes = {16, 32, 64, 128, 256}, .size_count = 5, .steps = 20, .parts = PART_ALL};
 	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--csv") != 0 && strcmp(a, "--svg") != 0 && strcmp(a, "--sizes") != 0 &&
-		    strcmp(a, "--steps") != 0)
+		    strcmp(a, "--steps") != 0 && strcmp(a, "--only") != 0)
 			return cli_usage_error("bench", "unknown option '%s'", a);
 		if (!val)
 			return cli_usage_error("bench", "option %s needs a value", a);
@@ -40,6 +44,23 @@ static int parse_options(int argc, char **argv, gpu_bench_options *o)
 			o->csv_path = val;
 		} else if (strcmp(a, "--svg") == 0) {
 			o->svg_prefix = val;
+		} else if (strcmp(a, "--only") == 0) {
+			char buf[128];
+			if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf)
+				return cli_usage_error("bench", "--only: '%s' is too long", val);
+			o->parts = 0;
+			char *save = NULL;
+			for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				unsigned part = strcmp(tok, "throughput") == 0   ? PART_THROUGHPUT
+				                : strcmp(tok, "stability") == 0  ? PART_STABILITY
+				                : strcmp(tok, "elongation") == 0 ? PART_ELONGATION
+				                                                 : 0;
+				if (!part)
+					return cli_usage_error("bench", "--only: '%s' is not throughput, stability or elongation", tok);
+				o->parts |= part;
+			}
+			if (!o->parts)
+				return cli_usage_error("bench", "--only: '%s' names no part", val);
 		} else if (strcmp(a, "--steps") == 0) {
 			if (!cli_parse_int(val, 1, 1000000, &o->steps))
 				return cli_usage_error("bench", "--steps: '%s' is not an integer in [1, 1e6]", val);
@@ -255,25 +276,33 @@ static int write_plots(const gpu_bench_options *o, const char *renderer, through
 	snprintf(title, sizeof title, "Steps per second (GPU: %s)", renderer);
 	snprintf(path, sizeof path, "%s-throughput.svg", o->svg_prefix);
 	svg_chart c1 = {title, "vertices (n x n cloth)", "steps per second", true, true};
-	int err = svg_line_chart(path, &c1, series, count);
-	plot_error(path, err);
-	bad |= err;
+	int err = 0;
+	if (o->parts & PART_THROUGHPUT) {
+		err = svg_line_chart(path, &c1, series, count);
+		plot_error(path, err);
+		bad |= err;
+	}
 	const char *names[NI];
 	for (int k = 0; k < NI; k++)
 		names[k] = sim_integrator_name((sim_integrator)k);
 	static const char *const sides[] = {"CPU", "GPU"};
 	snprintf(path, sizeof path, "%s-stability.svg", o->svg_prefix);
-	svg_chart c2 = {"Largest stable step, 16 x 16 stiff cloth (500 N/m), 0.2 s", "integrator", "dt (s)", false, true};
-	err = svg_bar_chart(path, &c2, names, NI, sides, 2, stable);
-	plot_error(path, err);
-	bad |= err;
+	svg_chart c2 = {"Largest stable step, 16 x 16 stiff cloth (500 N/m), 0.2 s (search up to 0.05 s)", "integrator",
+	                "dt (s)", false, true};
+	if (o->parts & PART_STABILITY) {
+		err = svg_bar_chart(path, &c2, names, NI, sides, 2, stable);
+		plot_error(path, err);
+		bad |= err;
+	}
 	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot 10% (CPU)",
 	                                       "GPU + Provot 10% (GPU Jacobi)"};
 	snprintf(path, sizeof path, "%s-elongation.svg", o->svg_prefix);
 	svg_chart c3 = {"Peak elongation, hanging scene, 1.5 s", "integrator", "max strain (l - L) / L", false, false};
-	err = svg_bar_chart(path, &c3, names, NI, variants, 5, elong);
-	plot_error(path, err);
-	bad |= err;
+	if (o->parts & PART_ELONGATION) {
+		err = svg_bar_chart(path, &c3, names, NI, variants, 5, elong);
+		plot_error(path, err);
+		bad |= err;
+	}
 	return bad ? EXIT_TELA_IO : EXIT_TELA_OK;
 }
 
@@ -313,10 +342,19 @@ int bench_gpu(int argc, char **argv)
 		return EXIT_TELA_IO;
 	}
 	const float dt = 1e-3f;
-	printf("\nsteps per second, %ld timed steps after 3 warm-up, dt 1 ms (docs/benchmarks.md, GPU)\n", o.steps);
-	printf("%-10s %5s %8s %11s %11s %11s %9s %9s %9s\n", "integrator", "n", "vertices", "cpu", "gpu", "gpu-only",
-	       "up-us", "gpu-us", "down-us");
-	for (int s = 0; s < o.size_count; s++) {
+	for (int k = 0; k < NI * 2; k++)
+		stable[k] = NAN;
+	for (int k = 0; k < NI * 5; k++)
+		elong[k] = NAN;
+	for (int s = 0; s < o.size_count; s++)
+		for (int k = 0; k < NI; k++)
+			tp[s][k] = (throughput){NAN, NAN, NAN, NAN, NAN, NAN};
+	if (o.parts & PART_THROUGHPUT)
+		printf("\nsteps per second, %ld timed steps after 3 warm-up, dt 1 ms (docs/benchmarks.md, GPU)\n", o.steps);
+	if (o.parts & PART_THROUGHPUT)
+		printf("%-10s %5s %8s %11s %11s %11s %9s %9s %9s\n", "integrator", "n", "vertices", "cpu", "gpu",
+		       "gpu-only", "up-us", "gpu-us", "down-us");
+	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT); s++) {
 		int n = o.sizes[s];
 		for (int k = 0; k < NI; k++) {
 			throughput t = measure_throughput(gpu, n, (sim_integrator)k, o.steps, dt);
@@ -332,9 +370,12 @@ int bench_gpu(int argc, char **argv)
 			csv_row(csv, "handover_us", (sim_integrator)k, "gpu", "down", n, dt, t.down_us, o.steps);
 		}
 	}
-	printf("\nlargest stable step (s), 16 x 16 stiff cloth, 500 N/m, 0.2 s, search over [%g, %g]\n", DT_LO, DT_HI);
-	printf("%-10s %11s %11s\n", "integrator", "cpu", "gpu");
-	for (int k = 0; k < NI; k++) {
+	if (o.parts & PART_STABILITY) {
+		printf("\nlargest stable step (s), 16 x 16 stiff cloth, 500 N/m, 0.2 s, search over [%g, %g]\n", DT_LO,
+		       DT_HI);
+		printf("%-10s %11s %11s\n", "integrator", "cpu", "gpu");
+	}
+	for (int k = 0; k < NI && (o.parts & PART_STABILITY); k++) {
 		sim_integrator integ = (sim_integrator)k;
 		stable[2 * k] = largest_stable(NULL, integ);
 		stable[2 * k + 1] = gpu && gpu_backend_supports(integ) ? largest_stable(gpu, integ) : NAN;
@@ -343,11 +384,13 @@ int bench_gpu(int argc, char **argv)
 		csv_row(csv, "stable_dt", integ, "cpu", "bisection", 16, NAN, stable[2 * k], 0);
 		csv_row(csv, "stable_dt", integ, "gpu", "bisection", 16, NAN, stable[2 * k + 1], 0);
 	}
-	printf("\npeak elongation (max strain), hanging scene 1.5 s, without / with Provot at 10%% (on the GPU: the\n"
-	       "CPU's Gauss-Seidel sweeps, or Jacobi sweeps on the GPU)\n");
-	printf("%-10s %9s %11s %11s %11s %11s %11s\n", "integrator", "substeps", "cpu", "cpu+provot", "gpu", "gpu+provot",
-	       "gpu+jacobi");
-	for (int k = 0; k < NI; k++) {
+	if (o.parts & PART_ELONGATION) {
+		printf("\npeak elongation (max strain), hanging scene 1.5 s, without / with Provot at 10%% (on the GPU:\n"
+		       "the CPU's Gauss-Seidel sweeps, or Jacobi sweeps on the GPU)\n");
+		printf("%-10s %9s %11s %11s %11s %11s %11s\n", "integrator", "substeps", "cpu", "cpu+provot", "gpu",
+		       "gpu+provot", "gpu+jacobi");
+	}
+	for (int k = 0; k < NI && (o.parts & PART_ELONGATION); k++) {
 		sim_integrator integ = (sim_integrator)k;
 		bool on_gpu = gpu && gpu_backend_supports(integ);
 		for (int v = 0; v < 5; v++)

@@ -36,6 +36,7 @@ void cli_print_help(void)
 	    "  tela bench collisions [--csv FILE] [--seconds T]\n"
 	    "                            collision pipeline stage timings, p50/p99 per step\n"
 	    "  tela bench gpu [--csv FILE] [--svg PREFIX] [--sizes N,N,...] [--steps N]\n"
+	    "                 [--only throughput,stability,elongation]\n"
 	    "                            CPU against GPU integrators: steps/s by cloth size, largest\n"
 	    "                            stable step, elongation with and without Provot\n"
 	    "  tela bench latency [--seconds T] [--rate HZ]\n"

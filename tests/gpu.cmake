@@ -66,3 +66,29 @@ if(XVFB_RUN)
   set_tests_properties(test_gpu_demo_xvfb PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
     ENVIRONMENT "SDL_VIDEODRIVER=x11;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
 endif()
+
+# `tela bench gpu` writes what docs/benchmarks.md shows (a benchmark, so nothing here is
+# timed): the CSV's rows for both sides (every scheme on the CPU, all but mra on the GPU,
+# with finite positive rates) and a throughput chart with one line per measured series
+# (8 CPU + 7 GPU + 7 GPU-only), and no chart for a part not run.
+tela_add_sh_test(gpu_bench_outputs gpu [=[
+mkdir -p "$2" || exit 1
+"$1" bench gpu --only throughput --sizes 4,8 --steps 2 --csv "$2/g.csv" --svg "$2/g" >"$2/out.txt" 2>&1 || { cat "$2/out.txt"; exit 1; }
+[ "$(head -n 1 "$2/g.csv")" = "part,integrator,backend,variant,n,vertices,dt,value,steps" ] || { echo "FAIL: header"; exit 1; }
+awk -F, 'NR > 1 && $1 == "throughput" {
+  rows++
+  ok = ($8 + 0 > 0) && $8 != "nan"
+  if ($3 == "cpu" || $2 != "mra") { if (!ok) { print "FAIL: " $0; bad = 1 } }
+  else if ($8 != "nan") { print "FAIL: mra on the GPU: " $0; bad = 1 }
+}
+END { if (rows != 2 * 8 * 3) { print "FAIL: " rows " throughput rows"; bad = 1 }; exit bad }' "$2/g.csv" || exit 1
+svg="$2/g-throughput.svg"
+head -c 4 "$svg" | grep -q '<svg' || { echo "FAIL: not an SVG"; exit 1; }
+tail -n 1 "$svg" | grep -q '^</svg>$' || { echo "FAIL: unterminated SVG"; exit 1; }
+lines=$(grep -c '<polyline' "$svg")
+[ "$lines" -eq 22 ] || { echo "FAIL: $lines lines in the chart, expected 22"; exit 1; }
+[ ! -e "$2/g-stability.svg" ] && [ ! -e "$2/g-elongation.svg" ] || { echo "FAIL: charts of parts not run"; exit 1; }
+]=])
+set_tests_properties(gpu_bench_outputs PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+tela_add_exit_test(gpu_bench_bad_part LABELS "gpu;unit" CODE 2 MATCH "--only: 'speed' is not throughput, stability or elongation"
+                   ARGS bench gpu --only speed)
