@@ -26,6 +26,7 @@ typedef struct demo_args {
 	const char *device, *calibration, *record; /* the tracked stylus (NULL: the mouse) */
 	double gain;                               /* 0: the stylus's default */
 	long camera_station;                       /* -1: not given (2); 0: none */
+	bool gpu;                                  /* --backend gpu */
 } demo_args;
 
 static int parse_args(int argc, char **argv, demo_args *a)
@@ -40,6 +41,11 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			a->headless = true;
 		} else if (strcmp(s, "--paused") == 0) {
 			a->paused = true;
+		} else if (strcmp(s, "--backend") == 0) {
+			if (!val || (strcmp(val, "cpu") != 0 && strcmp(val, "gpu") != 0))
+				return cli_usage_error("demo", "--backend: '%s' is neither cpu nor gpu", val ? val : "");
+			a->gpu = strcmp(val, "gpu") == 0;
+			i++;
 		} else if (strcmp(s, "--panel") == 0 || strcmp(s, "--no-panel") == 0) {
 			a->panel = s[2] == 'p';
 		} else if (strcmp(s, "--device") == 0 || strcmp(s, "--calibration") == 0 || strcmp(s, "--record") == 0 ||
@@ -111,6 +117,7 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.width = (int)a->width, o.height = (int)a->height;
 	o.start_paused = a->paused;
 	o.panel = a->panel != 0;
+	o.gpu = a->gpu;
 	o.device = a->device, o.calibration = a->calibration, o.record = a->record, o.gain = a->gain;
 	if (a->camera_station >= 0)
 		o.camera_station = (int)a->camera_station;
@@ -224,6 +231,7 @@ static int run_headless(const demo_args *a, bool forced)
 	o.vsync = false;
 	/* the headless picture is of the cloth, unless the panel is asked for */
 	o.panel = a->panel == 1;
+	o.gpu = a->gpu;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);

@@ -232,6 +232,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		return NULL;
 	}
 	d->options = *options;
+	d->gpu_on = options->gpu;
 	snprintf(d->scene_name, sizeof d->scene_name, "%s", options->scene);
 	d->options.scene = d->scene_name;
 	d->hover = d->grabbed = -1;

@@ -30,6 +30,7 @@ typedef struct demo_options {
 	 * that sensor's calibrated pose relative to where it was first seen, on top of what
 	 * the mouse does.  The stylus follows the first other station that reports. */
 	int camera_station;
+	bool gpu;                /* issue 7: start with the GPU integrator (the panel's switch) */
 } demo_options;
 
 demo_options demo_options_default(void);

@@ -92,3 +92,16 @@ lines=$(grep -c '<polyline' "$svg")
 set_tests_properties(gpu_bench_outputs PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
 tela_add_exit_test(gpu_bench_bad_part LABELS "gpu;unit" CODE 2 MATCH "--only: 'speed' is not throughput, stability or elongation"
                    ARGS bench gpu --only speed)
+
+# The headless demo with `--backend gpu`: the simulation thread steps on the GPU and the
+# scripted grab (an attachment, applied by the CPU between GPU substeps) still pulls the
+# corner along with the pointer.
+tela_add_sh_test(gpu_demo_headless gpu [=[
+mkdir -p "$2" && cd "$2" || exit 1
+env -u DISPLAY -u WAYLAND_DISPLAY "$1" hanging --headless --seconds 1 --backend gpu >out.txt 2>&1 || { cat out.txt; exit 1; }
+cat out.txt
+grep -q "integrator on the GPU" out.txt || { echo "FAIL: the GPU did not step"; exit 1; }
+awk '/scripted grab:/ { for (i = 1; i <= NF; i++) if ($i == "followed") { split($(i + 1), m, "m"); moved = m[1] } }
+     END { exit moved > 0.25 ? 0 : 1 }' out.txt || { echo "FAIL: the grabbed vertex did not follow"; exit 1; }
+]=])
+set_tests_properties(gpu_demo_headless PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
