@@ -457,7 +457,8 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		if (r != SIM_OK) {
-			fprintf(stderr, "tela run: %s: %s\n", o.scene, sim_result_string(r));
+			fprintf(stderr, "tela run: %s: %s\n", o.scene,
+			        on_gpu && r == SIM_ERROR_INVALID ? "the GPU step failed (an OpenGL error)" : sim_result_string(r));
 			rc = EXIT_TELA_BLOWUP;
 			break;
 		}

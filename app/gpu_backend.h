@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* One backend holds one world's data at a time: stepping another world uploads that
+ * world's constants (and restarts Kang's memory). */
 typedef struct gpu_backend gpu_backend;
 
 /* Compiles every compute program and checks the context's limits.  NULL on failure, with
