@@ -166,9 +166,9 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	}
 	glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
 	glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
-	if (bindings < GPU_BIND_COUNT || blocks < 8) {
+	if (bindings < GPU_BIND_COUNT || blocks < GPU_MAX_BLOCKS) {
 		set_error(error, error_size, "the GPU offers %d storage-buffer bindings and %d blocks per compute shader; "
-		          "the integrator needs %d and 8", bindings, blocks, GPU_BIND_COUNT);
+		          "the integrator needs %d and %d", bindings, blocks, GPU_BIND_COUNT, GPU_MAX_BLOCKS);
 		return NULL;
 	}
 	gpu_backend *g = calloc(1, sizeof *g);

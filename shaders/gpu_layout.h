@@ -42,6 +42,9 @@
 #define GPU_BIND_PARTIALS 18    /* per work group: a partial dot product, double */
 #define GPU_BIND_COUNTER 19     /* strain limiting: springs over the limit in a sweep (uint) */
 #define GPU_BIND_COUNT 20
+/* The most storage blocks one kernel uses (gpu_implicit.comp); GL 4.3 promises only 8 per
+ * compute shader, so the backend checks GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS. */
+#define GPU_MAX_BLOCKS 14
 /* Uniform-buffer binding point of gpu_params. */
 #define GPU_BIND_PARAMS 0
 

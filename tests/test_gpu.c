@@ -480,7 +480,11 @@ int main(int argc, char **argv)
 		printf("SKIP: no OpenGL 4.3 context: %s\n", error);
 		return 77;
 	}
-	printf("GL %s, renderer %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
+	GLint blocks = 0, bindings = 0;
+	glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
+	glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
+	printf("GL %s, renderer %s; %d storage blocks per compute shader, %d bindings\n",
+	       (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER), blocks, bindings);
 	gpu = gpu_backend_create(error, sizeof error);
 	if (!gpu) {
 		fprintf(stderr, "FAIL: gpu_backend_create: %s\n", error);
