@@ -194,7 +194,7 @@ static double largest_stable(gpu_session *gpu, sim_integrator integ)
  * limit at 10 %.  Schemes unstable at its 1 ms step get substeps. */
 static int elongation_substeps(sim_integrator integ) { return integ == SIM_EULER ? 10 : 1; }
 
-static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot, bool jacobi)
+static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot, bool strain_on_gpu)
 {
 	scn_scene *scene = NULL;
 	sim_world *w = NULL;
@@ -214,7 +214,7 @@ static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot, b
 	double peak = 0.0;
 	long steps = (long)lround(1.5 / dt);
 	if (gpu)
-		gpu_backend_set_strain_on_gpu(gpu->backend, jacobi);
+		gpu_backend_set_strain_on_gpu(gpu->backend, strain_on_gpu);
 	for (long k = 0; k < steps; k++) {
 		if (step(gpu, w, dt) != SIM_OK) {
 			peak = NAN;
@@ -295,7 +295,7 @@ static int write_plots(const gpu_bench_options *o, const char *renderer, through
 		bad |= err;
 	}
 	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot 10% (CPU)",
-	                                       "GPU + Provot 10% (GPU Jacobi)"};
+	                                       "GPU + Provot 10% (on the GPU)"};
 	snprintf(path, sizeof path, "%s-elongation.svg", o->svg_prefix);
 	svg_chart c3 = {"Peak elongation, hanging scene, 1.5 s", "integrator", "max strain (l - L) / L", false, false};
 	if (o->parts & PART_ELONGATION) {
@@ -386,9 +386,9 @@ int bench_gpu(int argc, char **argv)
 	}
 	if (o.parts & PART_ELONGATION) {
 		printf("\npeak elongation (max strain), hanging scene 1.5 s, without / with Provot at 10%% (on the GPU:\n"
-		       "the CPU's Gauss-Seidel sweeps, or Jacobi sweeps on the GPU)\n");
+		       "the CPU's Gauss-Seidel sweeps, or coloured Gauss-Seidel sweeps on the GPU)\n");
 		printf("%-10s %9s %11s %11s %11s %11s %11s\n", "integrator", "substeps", "cpu", "cpu+provot", "gpu",
-		       "gpu+provot", "gpu+jacobi");
+		       "gpu+provot", "provot-gpu");
 	}
 	for (int k = 0; k < NI && (o.parts & PART_ELONGATION); k++) {
 		sim_integrator integ = (sim_integrator)k;
@@ -400,7 +400,7 @@ int bench_gpu(int argc, char **argv)
 		       elongation_substeps(integ), elong[5 * k], elong[5 * k + 1], elong[5 * k + 2], elong[5 * k + 3],
 		       elong[5 * k + 4]);
 		fflush(stdout);
-		static const char *const vn[5] = {"no-provot", "provot", "no-provot", "provot", "provot-jacobi-gpu"};
+		static const char *const vn[5] = {"no-provot", "provot", "no-provot", "provot", "provot-on-gpu"};
 		for (int v = 0; v < 5; v++)
 			csv_row(csv, "peak_strain", integ, v < 2 ? "cpu" : "gpu", vn[v], 20, 0.001, elong[5 * k + v], 1500);
 	}

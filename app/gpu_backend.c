@@ -66,7 +66,10 @@ struct gpu_backend {
 	GLuint prog[PROG_COUNT];
 	GLuint params, vertices, springs, adjacency, triangles, tri_force;
 	GLuint impl_spring, impl_pre, partials; /* implicit Euler */
-	GLuint counter;                         /* strain limiting: springs over the limit */
+	GLuint counter;                         /* strain limiting: springs corrected in a sweep */
+	GLuint strain_list;                     /* strain limiting: springs by colour */
+	int colour_start[65];                   /* colour k: entries [start[k], start[k + 1]) */
+	int colour_count;                       /* 0 when the springs could not be coloured */
 	bool strain_on_gpu;
 	double *partial_host;                   /* one partial dot product per work group */
 	int spring_count;
@@ -261,6 +264,7 @@ void gpu_backend_destroy(gpu_backend **gp)
 	delete_buffer(&g->triangles);
 	delete_buffer(&g->tri_force);
 	delete_buffer(&g->impl_spring);
+	delete_buffer(&g->strain_list);
 	delete_buffer(&g->counter);
 	for (int p = 0; p < PROG_COUNT; p++)
 		if (g->prog[p])
@@ -338,6 +342,58 @@ static bool wind_active(const sim_world_def *d)
 	       (d->drag_coefficient != 0.0f || d->lift_coefficient != 0.0f);
 }
 
+/* Greedy colouring of the structural and shear springs (those strain limiting touches), in
+ * the world's order: each spring takes the lowest colour neither end has yet, so no two
+ * springs of a colour share a vertex.  The list holds the springs colour by colour; a grid
+ * needs 8 to 10 colours.  Past 64 (a vertex with more than 32 such springs) the GPU does
+ * not limit strain and the CPU does (colour_count 0). */
+static GLuint colour_springs(gpu_backend *g, const sim_spring_desc *sd, int ns, int n)
+{
+	uint64_t *used = calloc((size_t)(n ? n : 1), sizeof *used);
+	uint8_t *colour = malloc((size_t)(ns ? ns : 1));
+	uint32_t *list = malloc(sizeof(uint32_t) * (size_t)(ns ? ns : 1));
+	int counts[65] = {0};
+	g->colour_count = 0;
+	bool ok = used && colour && list;
+	for (int s = 0; s < ns && ok; s++) {
+		colour[s] = 255;
+		if (sd[s].kind == SIM_SPRING_BEND)
+			continue;
+		uint64_t taken = used[sd[s].a] | used[sd[s].b];
+		int c = 0;
+		while (c < 64 && (taken >> c) & 1u)
+			c++;
+		if (c == 64) {
+			ok = false;
+			break;
+		}
+		colour[s] = (uint8_t)c;
+		used[sd[s].a] |= 1ull << c;
+		used[sd[s].b] |= 1ull << c;
+		counts[c]++;
+		g->colour_count = c + 1 > g->colour_count ? c + 1 : g->colour_count;
+	}
+	GLuint buffer = 0;
+	if (ok) {
+		g->colour_start[0] = 0;
+		for (int c = 0; c < g->colour_count; c++)
+			g->colour_start[c + 1] = g->colour_start[c] + counts[c];
+		int fill[64];
+		memcpy(fill, g->colour_start, sizeof fill);
+		for (int s = 0; s < ns; s++)
+			if (colour[s] != 255)
+				list[fill[colour[s]]++] = (uint32_t)s;
+		buffer = make_buffer((GLsizeiptr)(sizeof(uint32_t) * (size_t)g->colour_start[g->colour_count]), list);
+	} else {
+		g->colour_count = 0;
+		buffer = make_buffer(16, NULL);
+	}
+	free(used);
+	free(colour);
+	free(list);
+	return buffer;
+}
+
 /* The world's constants and the per-vertex adjacency: for vertex i, the springs that
  * touch it and then the triangles that touch it, each in the world's order, which is the
  * order in which the CPU's scatter adds their forces to i. */
@@ -401,6 +457,8 @@ static bool upload_world(gpu_backend *g, const sim_world *w)
 		delete_buffer(&g->tri_force);
 		delete_buffer(&g->impl_spring);
 		g->impl_spring = make_buffer((GLsizeiptr)(2 * sizeof(vec4) * (size_t)ns), NULL);
+		delete_buffer(&g->strain_list);
+		g->strain_list = colour_springs(g, sd, ns, n);
 		g->spring_count = ns;
 		g->vertices = make_buffer((GLsizeiptr)(sizeof *gv * (size_t)n), gv);
 		g->springs = make_buffer((GLsizeiptr)(sizeof *gs * (size_t)ns), gs);
@@ -468,6 +526,7 @@ static void bind_all(gpu_backend *g)
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_IMPL_PRE, g->impl_pre);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_PARTIALS, g->partials);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_COUNTER, g->counter);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STRAIN_LIST, g->strain_list);
 }
 
 /* One pass over `count` items; the barrier makes its writes visible to the next pass. */
@@ -556,34 +615,37 @@ static void implicit_solve(gpu_backend *g, const sim_world *w)
 	g->timing.cg_iterations = iterations;
 }
 
-/* Provot's limit as Jacobi sweeps (gpu_strain.comp), ping-ponging between X and TMP_X
- * until a sweep finds no spring over the limit or def.strain_iterations sweeps ran;
- * then v += correction / h.  Returns the sweeps that corrected something, as the CPU. */
+/* Provot's limit as coloured Gauss-Seidel sweeps (gpu_strain.comp): per sweep one
+ * dispatch per colour, forwards on even sweeps and backwards on odd ones, until a sweep
+ * corrects nothing or def.strain_iterations sweeps ran; then v += correction / h.
+ * Returns the sweeps that corrected something, as the CPU does. */
 static int strain_solve(gpu_backend *g, const sim_world *w)
 {
 	dispatch(g, PROG_STRAIN, g->n, 0);
-	int src = B_X, dst = B_TMP_X, sweeps = 0;
+	int sweeps = 0;
 	const int max_sweeps = sim_world_get_def(w)->strain_iterations;
 	for (; sweeps < max_sweeps; sweeps++) {
 		const GLuint zero = 0;
 		glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->counter);
 		glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof zero, &zero);
-		glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STATE_X, g->state[src]);
-		glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_TMP_X, g->state[dst]);
-		dispatch(g, PROG_STRAIN, g->n, 1);
-		GLuint over = 0;
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+		glUseProgram(g->prog[PROG_STRAIN]);
+		for (int k = 0; k < g->colour_count; k++) {
+			int c = sweeps % 2 == 0 ? k : g->colour_count - 1 - k;
+			int count = g->colour_start[c + 1] - g->colour_start[c];
+			glUniform1ui(GPU_LOC_FIRST, (GLuint)g->colour_start[c]);
+			glUniform1ui(GPU_LOC_COUNT, (GLuint)count);
+			dispatch(g, PROG_STRAIN, count, 1);
+		}
+		GLuint corrected = 0;
 		glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
 		glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->counter);
-		glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof over, &over);
+		glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof corrected, &corrected);
 		glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
-		int t = src;
-		src = dst, dst = t;
-		if (over == 0)
+		if (corrected == 0)
 			break;
 	}
-	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STATE_X, g->state[src]);
 	dispatch(g, PROG_STRAIN, g->n, 2);
-	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_TMP_X, g->state[B_TMP_X]);
 	return sweeps;
 }
 
@@ -679,7 +741,7 @@ static sim_result gpu_substep(void *user, sim_external_state *st, float h)
 	}
 	double t1 = now_us();
 	integrate(g, c->w, c->integ, st->history_valid && g->memory_fresh);
-	if (g->strain_on_gpu && sim_world_get_def(c->w)->strain_limit) {
+	if (g->strain_on_gpu && g->colour_count > 0 && sim_world_get_def(c->w)->strain_limit) {
 		st->strain_iterations = strain_solve(g, c->w);
 		st->strain_limited = true;
 	}

@@ -24,8 +24,9 @@ void gpu_backend_destroy(gpu_backend **g);
 /* Whether the GPU has the integrator (MRA, the seed's scheme, runs on the CPU only). */
 bool gpu_backend_supports(sim_integrator integrator);
 
-/* Provot strain limiting (when the world's definition asks for it) as Jacobi sweeps on the
- * GPU instead of the CPU's Gauss-Seidel sweeps; off by default (docs/gpu.md). */
+/* Provot strain limiting (when the world's definition asks for it) on the GPU, as
+ * coloured Gauss-Seidel sweeps, instead of on the CPU between the GPU and the collisions;
+ * off by default (docs/gpu.md). */
 void gpu_backend_set_strain_on_gpu(gpu_backend *g, bool on);
 
 /* One sim_world_step with the integrator's update on the GPU: per substep the

@@ -90,7 +90,7 @@ void cli_print_help(void)
 	    "  --backend cpu|gpu   where the integrator runs (default cpu); gpu: OpenGL 4.3 compute\n"
 	    "                      shaders, collisions still on the CPU; without a 4.3 context, or\n"
 	    "                      for mra, it says so and the CPU runs (docs/gpu.md)\n"
-	    "  --gpu-strain-limit  with --backend gpu: Provot's limit as Jacobi sweeps on the GPU\n"
+	    "  --gpu-strain-limit  with --backend gpu: Provot's limit on the GPU (coloured sweeps)\n"
 	    "                      (default: the CPU's Gauss-Seidel sweeps between GPU and collisions)\n"
 	    "\n"
 	    "exit codes:\n"

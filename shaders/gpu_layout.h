@@ -40,8 +40,9 @@
 #define GPU_BIND_IMPL_SPRING 16 /* per spring: (w, beta) and g, two vec4 */
 #define GPU_BIND_IMPL_PRE 17    /* per vertex: preconditioner block xx xy xz yy | yz zz d mask */
 #define GPU_BIND_PARTIALS 18    /* per work group: a partial dot product, double */
-#define GPU_BIND_COUNTER 19     /* strain limiting: springs over the limit in a sweep (uint) */
-#define GPU_BIND_COUNT 20
+#define GPU_BIND_COUNTER 19     /* strain limiting: springs corrected in a sweep (uint) */
+#define GPU_BIND_STRAIN_LIST 20 /* strain limiting: structural and shear springs by colour (uint) */
+#define GPU_BIND_COUNT 21
 /* The most storage blocks one kernel uses (gpu_implicit.comp); GL 4.3 promises only 8 per
  * compute shader, so the backend checks GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS. */
 #define GPU_MAX_BLOCKS 14
@@ -53,6 +54,8 @@
 #define GPU_LOC_WEIGHT 1 /* float: RK4 stage weight */
 #define GPU_LOC_NEXT 2   /* float: RK4 next-stage fraction of h */
 #define GPU_LOC_SCALAR 3 /* float: CG's alpha or beta */
+#define GPU_LOC_FIRST 4  /* uint: strain limiting: the colour's first entry in the list */
+#define GPU_LOC_COUNT 5  /* uint: strain limiting: the colour's springs */
 
 /* What stays the same for a step: the world definition and the substep. */
 struct gpu_params {

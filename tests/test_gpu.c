@@ -256,10 +256,11 @@ static void test_parity_mesh_objects(void)
 		check_parity((setup){.integ = gpu_schemes[k], .mesh = true, .wind = true}, "mesh sheet, tetrahedron, wind");
 }
 
-/* Provot on the GPU (Jacobi sweeps): after every step no structural or shear spring is
- * longer than the limit (1 + tau) beyond the sweeps' own slack, on a cloth that stretches
- * to 40 % without it, and the result stays close to the CPU's Gauss-Seidel one (not
- * equal: the two sweep orders converge to different corrections of the same length). */
+/* Provot on the GPU (coloured Gauss-Seidel sweeps): the peak strain stays at the limit
+ * (1 + tau) within what the sweep cap leaves, as on the CPU, on a cloth that stretches to
+ * 33 % without it; it needs about as many sweeps as the CPU's Gauss-Seidel, and ends close
+ * to the CPU's result (not equal: the colours visit the springs in another order, and the
+ * two orders converge to different corrections of the same lengths). */
 static void test_strain_limit_on_gpu(void)
 {
 	setup s = {.integ = SIM_SYMPLECTIC, .strain = true, .dt = 0.001f, .substeps = 1};
@@ -272,12 +273,17 @@ static void test_strain_limit_on_gpu(void)
 	sim_world_set_def(free_w, &nd);
 	gpu_backend_set_strain_on_gpu(gpu, true);
 	float worst = 0.0f, worst_free = 0.0f, diff = 0.0f;
-	int sweeps = 0;
+	int sweeps = 0, cpu_sweeps = 0;
+	long total_gpu = 0, total_cpu = 0;
 	for (int k = 0; k < 500; k++) {
 		CHECK(gpu_backend_step(gpu, w, s.dt) == SIM_OK);
 		CHECK(gpu_backend_step(gpu, free_w, s.dt) == SIM_OK);
 		CHECK(sim_world_step(cpu, s.dt) == SIM_OK);
 		sweeps = sim_world_stats(w)->strain_iterations > sweeps ? sim_world_stats(w)->strain_iterations : sweeps;
+		int cs = sim_world_stats(cpu)->strain_iterations;
+		cpu_sweeps = cs > cpu_sweeps ? cs : cpu_sweeps;
+		total_gpu += sim_world_stats(w)->strain_iterations;
+		total_cpu += cs;
 		worst = fmaxf(worst, sim_world_stats(w)->max_strain);
 		worst_free = fmaxf(worst_free, sim_world_stats(free_w)->max_strain);
 	}
@@ -286,14 +292,16 @@ static void test_strain_limit_on_gpu(void)
 	for (int i = 0; i < sim_world_vertex_count(w); i++)
 		for (int k = 0; k < 3; k++)
 			diff = fmaxf(diff, fabsf(xa[i][k] - xb[i][k]));
-	printf("  peak strain: GPU Jacobi %.5f, without limiting %.3f; %d sweeps at most; %.3g m from the CPU's\n",
-	       (double)worst, (double)worst_free, sweeps, (double)diff);
+	printf("  peak strain: GPU %.5f, without limiting %.3f; sweeps at most %d (CPU %d), in all %ld (CPU %ld); "
+	       "%.3g m from the CPU's\n",
+	       (double)worst, (double)worst_free, sweeps, cpu_sweeps, total_gpu, total_cpu, (double)diff);
 	CHECK(worst_free > 0.2f);
 	CHECK(sweeps > 1);
+	CHECK(total_gpu <= 2 * total_cpu);
 	/* converged sweeps stop at the trigger (1 + tau)(1 + 1e-5); the cap of 200 sweeps
 	 * may leave a little more */
 	CHECK_MSG(worst <= 0.05f * 1.01f + 1e-3f, "%g", (double)worst);
-	CHECK_MSG(diff <= 0.02f, "%g m", (double)diff);
+	CHECK_MSG(diff <= 0.005f, "%g m", (double)diff);
 	sim_world_destroy(&w);
 	sim_world_destroy(&cpu);
 	sim_world_destroy(&free_w);
