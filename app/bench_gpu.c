@@ -294,8 +294,8 @@ static int write_plots(const gpu_bench_options *o, const char *renderer, through
 		plot_error(path, err);
 		bad |= err;
 	}
-	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot 10% (CPU)",
-	                                       "GPU + Provot 10% (on the GPU)"};
+	static const char *const variants[] = {"CPU", "CPU + Provot 10%", "GPU", "GPU + Provot (CPU)",
+	                                       "GPU + Provot (GPU)"};
 	snprintf(path, sizeof path, "%s-elongation.svg", o->svg_prefix);
 	svg_chart c3 = {"Peak elongation, hanging scene, 1.5 s", "integrator", "max strain (l - L) / L", false, false};
 	if (o->parts & PART_ELONGATION) {
