@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "device_thread.h"
+#include "bench_gpu.h"
 #include "stylus_feed.h"
 #include "task_pool.h"
 
@@ -21,7 +22,7 @@
  * the same dynamics and every explicit scheme is stable at 1 ms: what changes with the
  * size is only the amount of work.  No gravity (a 2 N/m cloth would hang as a string);
  * instead a standing wave of initial velocity keeps every spring working. */
-static sim_world *bench_cloth(int n, float spacing, float k_struct, sim_integrator integ, float tol, bool gravity)
+sim_world *bench_cloth(int n, float spacing, float k_struct, sim_integrator integ, float tol, bool gravity)
 {
 	sim_world_def def = sim_world_def_default();
 	def.integrator = integ;
@@ -618,12 +619,14 @@ static int bench_latency(int argc, char **argv)
 int cmd_bench(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("bench", "which benchmark? (integrators, collisions, latency)");
+		return cli_usage_error("bench", "which benchmark? (integrators, collisions, latency, gpu)");
 	if (strcmp(argv[1], "integrators") == 0)
 		return bench_integrators(argc - 1, argv + 1);
 	if (strcmp(argv[1], "collisions") == 0)
 		return bench_collisions(argc - 1, argv + 1);
 	if (strcmp(argv[1], "latency") == 0)
 		return bench_latency(argc - 1, argv + 1);
-	return cli_usage_error("bench", "unknown benchmark '%s' (integrators, collisions, latency)", argv[1]);
+	if (strcmp(argv[1], "gpu") == 0)
+		return bench_gpu(argc - 1, argv + 1);
+	return cli_usage_error("bench", "unknown benchmark '%s' (integrators, collisions, latency, gpu)", argv[1]);
 }

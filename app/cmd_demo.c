@@ -30,6 +30,7 @@ typedef struct demo_args {
 	long camera_station;                       /* -1: not given (2); 0: none */
 	bool xr;                                   /* --xr: in a headset (app/xr.c) */
 	int hand;                                  /* --hand: -1 not given, 0 left, 1 right */
+	bool gpu;                                  /* --backend gpu */
 } demo_args;
 
 static int parse_args(int argc, char **argv, demo_args *a)
@@ -54,6 +55,11 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			a->hand = val[0] == 'r';
 		} else if (strcmp(s, "--paused") == 0) {
 			a->paused = true;
+		} else if (strcmp(s, "--backend") == 0) {
+			if (!val || (strcmp(val, "cpu") != 0 && strcmp(val, "gpu") != 0))
+				return cli_usage_error("demo", "--backend: '%s' is neither cpu nor gpu", val ? val : "");
+			a->gpu = strcmp(val, "gpu") == 0;
+			i++;
 		} else if (strcmp(s, "--panel") == 0 || strcmp(s, "--no-panel") == 0) {
 			a->panel = s[2] == 'p';
 		} else if (strcmp(s, "--device") == 0 || strcmp(s, "--calibration") == 0 || strcmp(s, "--record") == 0 ||
@@ -137,6 +143,7 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	o.width = (int)a->width, o.height = (int)a->height;
 	o.start_paused = a->paused;
 	o.panel = a->panel != 0;
+	o.gpu = a->gpu;
 	o.device = a->device, o.calibration = a->calibration, o.record = a->record, o.gain = a->gain;
 	o.grab_radius = a->grab_radius;
 	if (a->camera_station >= 0)
@@ -257,6 +264,7 @@ static int run_headless(const demo_args *a, bool forced)
 	o.vsync = false;
 	/* the headless picture is of the cloth, unless the panel is asked for */
 	o.panel = a->panel == 1;
+	o.gpu = a->gpu;
 	char error[1024];
 	int code;
 	demo *d = demo_create(&o, error, sizeof error, &code);

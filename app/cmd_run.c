@@ -5,6 +5,7 @@
 #include "stylus_feed.h"
 #include "picture.h"
 #include "task_pool.h"
+#include "gpu_session.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -43,6 +44,8 @@ typedef struct run_options {
 	bool have_gain;
 	double gain;
 	double grab_radius; /* m; 0: the picked vertex alone */
+	bool gpu;        /* --backend gpu */
+	bool gpu_strain; /* --gpu-strain-limit */
 } run_options;
 
 static bool parse_vec3(const char *s, float out[3])
@@ -68,7 +71,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
-		"--device", "--calibration", "--record", "--gain", "--grab-radius", "--threads",
+		"--device", "--calibration", "--record", "--gain", "--grab-radius", "--threads", "--backend",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
 		if (strcmp(a, names[k]) == 0)
@@ -103,6 +106,9 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			takes = false;
 		} else if (strcmp(a, "--no-collisions") == 0) {
 			o->no_collisions = true;
+			takes = false;
+		} else if (strcmp(a, "--gpu-strain-limit") == 0) {
+			o->gpu_strain = true;
 			takes = false;
 		} else if (strcmp(a, "--no-self-collisions") == 0) {
 			o->no_self_collisions = true;
@@ -149,6 +155,10 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		} else if (strcmp(a, "--grab-radius") == 0) {
 			if (!cli_parse_double(val, &o->grab_radius) || o->grab_radius < 0.0 || o->grab_radius > 1.0)
 				return cli_usage_error("run", "--grab-radius: '%s' is not a radius in [0, 1] m", val);
+		} else if (strcmp(a, "--backend") == 0) {
+			if (strcmp(val, "cpu") != 0 && strcmp(val, "gpu") != 0)
+				return cli_usage_error("run", "--backend: '%s' is neither cpu nor gpu", val);
+			o->gpu = strcmp(val, "gpu") == 0;
 		} else if (strcmp(a, "--every") == 0) {
 			if (!cli_parse_int(val, 1, 1000000000L, &o->every))
 				return cli_usage_error("run", "--every: '%s' is not a positive integer", val);
@@ -185,6 +195,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		return cli_usage_error("run", "no scene given (try 'tela scenes')");
 	if (o->steps >= 0 && o->seconds >= 0.0)
 		return cli_usage_error("run", "give --steps or --seconds, not both");
+	if (o->gpu_strain && !o->gpu)
+		return cli_usage_error("run", "--gpu-strain-limit needs --backend gpu");
 	if (!o->device && (o->calibration || o->record || o->have_gain || o->grab_radius > 0.0))
 		return cli_usage_error("run", "--calibration, --record, --gain and --grab-radius need --device");
 	return EXIT_TELA_OK;
@@ -418,6 +430,23 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
+	/* --backend gpu (issue 7): the integrator on the GPU, the rest of the step on the CPU;
+	 * without a GL 4.3 context, or for a scheme the GPU lacks, the CPU runs it all. */
+	gpu_session gpu = {0};
+	bool on_gpu = false;
+	if (o.gpu && rc == EXIT_TELA_OK) {
+		char error[4096];
+		if (!gpu_backend_supports(def.integrator))
+			fprintf(stderr, "tela run: --backend gpu: the GPU has no %s integrator; the CPU runs instead\n",
+			        sim_integrator_name(def.integrator));
+		else if (!gpu_session_open(&gpu, error, sizeof error))
+			fprintf(stderr, "tela run: --backend gpu: %s; the CPU runs instead\n", error);
+		else
+			on_gpu = true;
+		if (on_gpu)
+			gpu_backend_set_strain_on_gpu(gpu.backend, o.gpu_strain);
+	}
+
 	int64_t wall0 = cli_now_ns();
 	long done = 0;
 	double max_strain_seen = 0.0;
@@ -437,7 +466,7 @@ int cmd_run(int argc, char **argv)
 			}
 		}
 		int64_t t0 = cli_now_ns();
-		sim_result r = sim_world_step(w, dt);
+		sim_result r = on_gpu ? gpu_backend_step(gpu.backend, w, dt) : sim_world_step(w, dt);
 		double us = (double)(cli_now_ns() - t0) * 1e-3;
 		if (r == SIM_ERROR_BLOWUP) {
 			const sim_blowup *b = sim_world_last_blowup(w);
@@ -450,7 +479,8 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		if (r != SIM_OK) {
-			fprintf(stderr, "tela run: %s: %s\n", o.scene, sim_result_string(r));
+			fprintf(stderr, "tela run: %s: %s\n", o.scene,
+			        on_gpu && r == SIM_ERROR_INVALID ? "the GPU step failed (an OpenGL error)" : sim_result_string(r));
 			rc = EXIT_TELA_BLOWUP;
 			break;
 		}
@@ -503,7 +533,16 @@ int cmd_run(int argc, char **argv)
 		       self, zones,
 		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
+		if (on_gpu) {
+			gpu_timing t = gpu_backend_timing(gpu.backend);
+			double n = t.substeps > 0 ? (double)t.substeps : 1.0;
+			printf("backend gpu (%s, %s): per substep %.1f us up, %.1f us on the GPU, %.1f us down\n",
+			       gpu.renderer, t.persistent ? "persistent mapped buffers" : "buffer copies", t.upload_us / n,
+			       t.gpu_us / n, t.download_us / n);
+		}
 	}
+	if (on_gpu)
+		gpu_session_close(&gpu);
 	if (have_feed && rc == EXIT_TELA_OK && !o.quiet) {
 		if (stylus.grab.vertex >= 0) {
 			const float *x = sim_world_positions(w)[stylus.vertex];

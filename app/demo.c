@@ -4,6 +4,7 @@
  * is newest when a frame starts. */
 #define _POSIX_C_SOURCE 200809L
 #include "demo.h"
+#include "demo_gpu.h"
 
 #include "device_thread.h"
 #include "gl_window.h"
@@ -36,6 +37,8 @@ static const uint64_t DEF_HOLD_NS = 300000000u;
 static const float FORCE_METRES_PER_NEWTON = 0.05f;
 
 struct demo {
+	demo_gpu gpu; /* issue 7: the panel's GPU integrator */
+	bool gpu_on;
 	demo_options options;
 	SDL_Window *window;
 	SDL_GLContext gl;
@@ -136,6 +139,7 @@ static bool open_window(demo *d, char *error, int error_size, int *exit_code)
 	}
 	d->window = w.window;
 	d->gl = w.context;
+	demo_gpu_init(&d->gpu, d->window, d->gl);
 	return true;
 }
 
@@ -163,12 +167,17 @@ static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 	so.start_paused = d->options.start_paused;
 	so.rate_scale = d->options.rate_scale;
 	so.grab_radius = (float)d->options.grab_radius;
+	so.stepper = &d->gpu.stepper;
 	scn_error err = {0};
 	d->sim = st_start(d->scene, &so, &err);
 	if (!d->sim) {
 		fail(error, error_size, "%s", err.message);
 		*exit_code = 3;
 		return false;
+	}
+	if (d->gpu_on) { /* a new thread starts on the CPU */
+		st_command c = {.kind = ST_SET_STEPPER, .use_stepper = true};
+		st_send(d->sim, &c);
 	}
 	d->layout = st_get_layout(d->sim);
 	char log[1024] = "";
@@ -234,6 +243,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 		return NULL;
 	}
 	d->options = *options;
+	d->gpu_on = options->gpu;
 	snprintf(d->scene_name, sizeof d->scene_name, "%s", options->scene);
 	d->options.scene = d->scene_name;
 	d->hover = d->grabbed = -1;
@@ -326,6 +336,7 @@ void demo_destroy(demo **dp)
 		return;
 	panel_destroy(&d->panel); /* while its GL context is still there */
 	stop_scene(d);
+	demo_gpu_fini(&d->gpu); /* the simulation thread released it */
 	dt_stop(&d->device);
 	dev_close(&d->mouse);
 	gl_window w = {d->window, d->gl};
@@ -980,6 +991,7 @@ void demo_panel_model(demo *d, panel_model *m)
 	m->style = d->style, m->floor_grid = d->floor_grid;
 	m->vertex_ids = d->vertex_ids, m->velocity_arrows = d->velocity_arrows;
 	m->arrow_length = d->arrow_length, m->arrow_width = d->arrow_width;
+	m->gpu = d->gpu_on;
 }
 
 bool demo_apply_panel(demo *d, const panel_model *m)
@@ -997,6 +1009,11 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 	}
 	if (m->def_changed)
 		send_def(d, &m->def);
+	if (m->gpu_changed) {
+		d->gpu_on = m->gpu;
+		st_command c = {.kind = ST_SET_STEPPER, .use_stepper = m->gpu};
+		st_send(d->sim, &c);
+	}
 	if (m->dt_changed) {
 		st_command c = {.kind = ST_SET_DT, .dt = m->dt};
 		st_send(d->sim, &c);

@@ -37,6 +37,7 @@ typedef struct demo_options {
 	 * or the controllers mapped into the world through the headset's stage). */
 	struct dev_source *device_source;
 	const struct trk_calibration *device_calibration;
+	bool gpu;                /* issue 7: start with the GPU integrator (the panel's switch) */
 } demo_options;
 
 demo_options demo_options_default(void);

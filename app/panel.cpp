@@ -285,6 +285,15 @@ static void integrator_section(panel_model &m)
 		ImGui::EndCombo();
 	}
 	m.def_changed |= ImGui::SliderInt("substeps", &m.def.substeps, 1, 32);
+	/* issue 7: the integrator on the GPU (docs/gpu.md); collisions stay on the CPU */
+	m.gpu_changed |= ImGui::Checkbox("GPU integrator", &m.gpu);
+	if (m.gpu) {
+		ImGui::SameLine();
+		if (m.snapshot->stepper_on)
+			ImGui::TextUnformatted("(stepping on the GPU)");
+		else
+			ImGui::TextDisabled("(the CPU steps: see the message line)");
+	}
 }
 
 static void material_section(panel_model &m)
@@ -376,6 +385,7 @@ void panel_build(panel *p, panel_model *model)
 {
 	panel_model &m = *model;
 	m.scene_changed = m.def_changed = m.object_changed = m.material_changed = false;
+	m.gpu_changed = false;
 	m.action = PANEL_NONE;
 	overlays(m.overlay);
 	if (m.show_hud)

@@ -84,6 +84,7 @@ typedef struct panel_model {
 	int tree_depth;           /* shown: the deepest level there is, -1 none */
 	/* what the user did in this frame */
 	bool scene_changed, def_changed, dt_changed, object_changed, material_changed, debug_changed;
+	bool gpu, gpu_changed; /* issue 7: the GPU integrator on (the snapshot says if it stepped) */
 	panel_action action;
 } panel_model;
 

@@ -102,6 +102,10 @@ struct st_thread {
 	double *latency_ms;
 	size_t latency_count, latency_cap;
 
+	/* issue 7: the alternative stepper (options.stepper) */
+	bool use_stepper, stepper_begun, stepper_last;
+	int stepper_refused; /* the integrator the stepper last refused, -1: none */
+
 	pthread_t thread;
 	bool started;
 	bool sync_ready; /* the mutexes and condition variables exist */
@@ -440,6 +444,7 @@ static void publish(st_thread *t)
 	s->grabbed_vertex = t->grab.vertex;
 	s->grabbed_count = t->grab.count;
 	grab_force(&t->grab, w, s->grab_force);
+	s->stepper_on = t->stepper_last;
 	memcpy(s->message, t->message, sizeof s->message);
 	s->commands = t->commands;
 	s->serial = ++t->serial;
@@ -495,6 +500,51 @@ static void consume_arrivals(st_thread *t, int64_t step_start)
 	pthread_mutex_unlock(&t->pointer_lock);
 }
 
+/* sim_world_step, or the alternative stepper while selected (issue 7); a world the
+ * stepper refuses (a scheme it lacks) steps on the CPU, said once per integrator. */
+static sim_result step_world(st_thread *t)
+{
+	t->stepper_last = false;
+	if (t->use_stepper) {
+		const st_stepper *sp = t->options.stepper;
+		sim_result r = sp->step(sp->user, t->world, t->dt);
+		if (r != SIM_ERROR_INVALID) {
+			t->stepper_last = true;
+			t->stepper_refused = -1;
+			return r;
+		}
+		int integ = (int)sim_world_get_def(t->world)->integrator;
+		if (t->stepper_refused != integ)
+			say(t, "the %s cannot step with %s; the CPU steps", sp->name, sim_integrator_name((sim_integrator)integ));
+		t->stepper_refused = integ;
+	}
+	return sim_world_step(t->world, t->dt);
+}
+
+static void set_stepper(st_thread *t, bool on)
+{
+	const st_stepper *sp = t->options.stepper;
+	if (!on || !sp) {
+		if (t->use_stepper)
+			say(t, "integrator on the CPU");
+		else if (on)
+			say(t, "no other integrator backend in this build");
+		t->use_stepper = false;
+		return;
+	}
+	if (!t->stepper_begun) {
+		char why[200] = "";
+		if (!sp->begin(sp->user, why, sizeof why)) {
+			say(t, "the %s is not available (%.150s); the CPU steps", sp->name, why);
+			return;
+		}
+		t->stepper_begun = true;
+	}
+	t->use_stepper = true;
+	t->stepper_refused = -1;
+	say(t, "integrator on the %s", sp->name);
+}
+
 static void do_step(st_thread *t)
 {
 	if (t->measure_latency)
@@ -513,7 +563,7 @@ static void do_step(st_thread *t)
 	}
 
 	int64_t t0 = now_ns();
-	sim_result r = sim_world_step(t->world, t->dt);
+	sim_result r = step_world(t);
 	int64_t t1 = now_ns();
 	t->step_us[t->timing_pos] = (float)((double)(t1 - t0) * 1e-3);
 	t->timing_pos = (t->timing_pos + 1) % TIMING_WINDOW;
@@ -647,6 +697,9 @@ static void execute(st_thread *t, const st_command *c)
 		t->debug_depth_max = c->debug_depth_max;
 		sim_world_set_debug(t->world, t->debug_flags & (ST_DEBUG_PAIRS | ST_DEBUG_PREDICTED));
 		break;
+	case ST_SET_STEPPER:
+		set_stepper(t, c->use_stepper);
+		break;
 	case ST_SET_MATERIAL: {
 		sim_result r = sim_world_set_material(t->world, c->object, &c->material);
 		if (r != SIM_OK)
@@ -727,6 +780,8 @@ static void *thread_main(void *arg)
 		t->next_due += t->period_ns;
 		publish(t);
 	}
+	if (t->stepper_begun) /* on this thread, where begin ran */
+		t->options.stepper->end(t->options.stepper->user);
 	return NULL;
 }
 
@@ -801,6 +856,7 @@ st_thread *st_start(const scn_scene *scene, const st_options *options, scn_error
 	t->paused = opt.start_paused;
 	grab_init(&t->grab);
 	t->refresh_now = true;
+	t->stepper_refused = -1;
 	t->dt = dt;
 	t->period_ns = (int64_t)llround((double)dt * opt.rate_scale * 1e9);
 	t->write_slot = 0;

@@ -69,6 +69,7 @@ typedef struct st_snapshot {
 	int grabbed_count;       /* vertices held: 1, or a patch (st_options.grab_radius) */
 	vec3 grab_force;         /* N, the coupling force on the grabbed vertices, summed */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
+	bool stepper_on;         /* issue 7: options.stepper made the last step */
 
 	/* The seed's debug views (ST_SET_DEBUG), of the step this publication follows; every
 	 * count is 0 (and debug_predicted NULL) for what is not on.  The arrays belong to the
@@ -117,6 +118,7 @@ typedef enum st_command_kind {
 	ST_EXPORT,    /* write every step's meshes into folder `path` (which must exist); "" stops */
 	ST_SET_DT,    /* a new fixed step `dt` (s); the real-time schedule follows it */
 	ST_SET_DEBUG, /* debug views: debug_flags (ST_DEBUG_*, 0: off), box depths [debug_depth_min, debug_depth_max] */
+	ST_SET_STEPPER, /* issue 7: use_stepper true steps with options.stepper, false with sim_world_step */
 } st_command_kind;
 
 typedef struct st_command {
@@ -129,9 +131,24 @@ typedef struct st_command {
 	unsigned debug_flags;
 	int debug_depth_min, debug_depth_max;
 	float dt;
+	bool use_stepper;
 } st_command;
 
 typedef struct st_thread st_thread;
+
+/* Issue 7: another way to step the world, run on the simulation thread while
+ * ST_SET_BACKEND selects it (the demo's GPU integrator, which needs a GL context current
+ * on that thread; this file knows nothing of GL).  begin runs on the thread when the
+ * stepper is first selected (false: unavailable, with the reason); step replaces
+ * sim_world_step, and SIM_ERROR_INVALID from it means "not this world" (a scheme it
+ * lacks): the thread then steps on the CPU; end runs when the thread stops. */
+typedef struct st_stepper {
+	const char *name; /* for messages: "GPU" */
+	void *user;
+	bool (*begin)(void *user, char *message, int message_size);
+	sim_result (*step)(void *user, sim_world *world, float dt);
+	void (*end)(void *user);
+} st_stepper;
 
 typedef struct st_options {
 	bool start_paused;
@@ -141,6 +158,7 @@ typedef struct st_options {
 	float grab_hertz;   /* attachment coupling, defaults from sim_attachment_def_default; */
 	float grab_max_force; /* 0 in either also means the default */
 	float grab_radius;  /* m: a grab holds the patch within it (grab.h); 0: the vertex alone */
+	const st_stepper *stepper; /* issue 7; NULL: none (must outlive the thread) */
 } st_options;
 
 st_options st_options_default(void);

@@ -13,6 +13,7 @@
 #include "sim/sim.h"
 #include "sim_thread.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -913,7 +914,112 @@ static void test_set_dt(void)
 	scn_scene_free(&scene);
 }
 
+/* ---- issue 7: an alternative stepper (the demo's GPU integrator) ------------------------------- */
+
+typedef struct fake_stepper {
+	bool fail_begin;
+	int begins, steps, ends;
+	pthread_t begin_thread, end_thread;
+} fake_stepper;
+
+static bool fake_begin(void *user, char *message, int size)
+{
+	fake_stepper *f = user;
+	f->begins++;
+	f->begin_thread = pthread_self();
+	if (f->fail_begin)
+		snprintf(message, (size_t)size, "no context here");
+	return !f->fail_begin;
+}
+
+/* Steps like the CPU (so the state can be compared) but refuses MRA, as the GPU does. */
+static sim_result fake_step(void *user, sim_world *w, float dt)
+{
+	fake_stepper *f = user;
+	if (sim_world_get_def(w)->integrator == SIM_MRA)
+		return SIM_ERROR_INVALID;
+	f->steps++;
+	return sim_world_step(w, dt);
+}
+
+static void fake_end(void *user)
+{
+	fake_stepper *f = user;
+	f->ends++;
+	f->end_thread = pthread_self();
+}
+
+/* ST_SET_STEPPER routes the steps through the stepper on the simulation thread (begun
+ * there once, ended there at stop); a scheme it refuses steps on the CPU with a message;
+ * off, the CPU steps again; a stepper that cannot begin leaves the CPU stepping. */
+static void test_stepper(void)
+{
+	scn_scene *scene = parse(floating_scene);
+	REQUIRE(scene);
+	fake_stepper f = {0};
+	st_stepper sp = {.name = "GPU", .user = &f, .begin = fake_begin, .step = fake_step, .end = fake_end};
+	st_options o = st_options_default();
+	o.start_paused = true;
+	o.rate_scale = 0.0;
+	o.stepper = &sp;
+	scn_error err = {0};
+	commands_sent = 0;
+	st_thread *t = st_start(scene, &o, &err);
+	REQUIRE(t);
+	send(t, ST_STEP);
+	const st_snapshot *s = settle(t);
+	REQUIRE(s && s->steps == 1);
+	CHECK(f.begins == 0 && f.steps == 0 && !s->stepper_on);
+	st_command c = {.kind = ST_SET_STEPPER, .use_stepper = true};
+	command(t, &c);
+	send(t, ST_STEP);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 3);
+	CHECK(f.begins == 1 && f.steps == 2 && s->stepper_on);
+	CHECK(!pthread_equal(f.begin_thread, pthread_self()));
+	c.kind = ST_SET_DEF;
+	c.def = s->def;
+	c.def.integrator = SIM_MRA;
+	command(t, &c);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 4);
+	CHECK(f.steps == 2 && !s->stepper_on);
+	CHECK_MSG(strstr(s->message, "cannot step with mra; the CPU steps") != NULL, "%s", s->message);
+	c = (st_command){.kind = ST_SET_STEPPER, .use_stepper = false};
+	command(t, &c);
+	c = (st_command){.kind = ST_SET_DEF, .def = s->def};
+	c.def.integrator = SIM_SYMPLECTIC;
+	command(t, &c);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 5);
+	CHECK(f.steps == 2 && !s->stepper_on);
+	st_stop(&t);
+	CHECK(f.begins == 1 && f.ends == 1);
+	CHECK(pthread_equal(f.begin_thread, f.end_thread));
+
+	fake_stepper bad = {.fail_begin = true};
+	sp.user = &bad;
+	commands_sent = 0;
+	t = st_start(scene, &o, &err);
+	REQUIRE(t);
+	c = (st_command){.kind = ST_SET_STEPPER, .use_stepper = true};
+	command(t, &c);
+	send(t, ST_STEP);
+	s = settle(t);
+	REQUIRE(s && s->steps == 1);
+	CHECK(bad.begins == 1 && bad.steps == 0 && !s->stepper_on);
+	CHECK_MSG(strstr(s->message, "the GPU is not available (no context here); the CPU steps") != NULL, "%s",
+	          s->message);
+	st_stop(&t);
+	CHECK(bad.ends == 0);
+	scn_scene_free(&scene);
+}
+
 static const test_case tests[] = {
+	TEST(test_stepper),
 	TEST(test_set_dt),
 	TEST(test_debug_views),
 	TEST(test_export),

@@ -188,6 +188,7 @@ struct sim_world {
 
 	double time;
 	int64_t steps;
+	uint64_t revision;  /* sim_world_revision: bumped when what an external integrator copies changes */
 	sim_stats stats;
 	bool stats_fresh;   /* energies and strains in stats describe the current state */
 	sim_blowup blowup;

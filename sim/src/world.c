@@ -8,6 +8,13 @@
 
 static sim_clock_fn sim_clock;
 
+/* Revisions come from one counter for the whole process, so two worlds never share one
+ * (an external integrator that caches a world's data cannot mistake a new world at a
+ * recycled address for the old one). */
+static _Atomic uint64_t revision_counter;
+
+static void bump_revision(sim_world *w) { w->revision = ++revision_counter; }
+
 void sim_set_clock(sim_clock_fn clock) { sim_clock = clock; }
 
 int64_t sim_now_ns(void) { return sim_clock ? sim_clock() : 0; }
@@ -208,6 +215,7 @@ sim_world *sim_world_create(const sim_world_def *def)
 	if (!w)
 		return NULL;
 	w->def = d;
+	bump_revision(w);
 	w->implicit = sim_implicit_create();
 	w->collide = sim_collide_create();
 	if (!w->implicit || !w->collide) {
@@ -256,6 +264,7 @@ sim_result sim_world_set_def(sim_world *w, const sim_world_def *def)
 	sim_integrator old = w->def.integrator;
 	w->def = *def;
 	w->def.integrator = old;
+	bump_revision(w);
 	return sim_world_set_integrator(w, def->integrator);
 }
 
@@ -384,6 +393,7 @@ static void finish_object(sim_world *w, bool uniform)
 	}
 	w->n += count;
 	w->object_count++;
+	bump_revision(w);
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	w->history_valid = false;
@@ -721,6 +731,7 @@ sim_result sim_world_set_material(sim_world *w, int object, const sim_material *
 	if (m->anchor_stiffness > 0.0f || m->anchor_damping > 0.0f)
 		w->has_anchors = true;
 	o->material = *m;
+	bump_revision(w);
 	w->incidence_valid = false;
 	w->constraints_dirty = true;
 	return SIM_OK;
@@ -753,6 +764,7 @@ sim_result sim_world_set_point_force(sim_world *w, int vertex, const vec3 force)
 	if (vertex < 0 || vertex >= w->n || !finite3(force))
 		return SIM_ERROR_INVALID;
 	glm_vec3_copy((float *)force, w->ext_force[vertex]);
+	bump_revision(w);
 	if (force[0] != 0.0f || force[1] != 0.0f || force[2] != 0.0f)
 		w->has_point_forces = true;
 	return SIM_OK;
@@ -1234,7 +1246,10 @@ int sim_world_debug_tree_depth(const sim_world *w)
 	return sim_collide_debug_depth(w->collide);
 }
 
-sim_result sim_world_step(sim_world *w, float dt)
+/* The fixed step, with the integrator either built in (ext NULL) or run by the caller
+ * (sim_world_step_external): everything else, constraints to commit, is shared, so the
+ * two paths differ only in who integrates. */
+static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext, void *user)
 {
 	if (!(dt > 0.0f) || !isfinite(dt))
 		return SIM_ERROR_INVALID;
@@ -1287,17 +1302,31 @@ sim_result sim_world_step(sim_world *w, float dt)
 		if (colliding)
 			memcpy(w->x_start, w->x, sizeof(vec4) * (size_t)w->n);
 		sim_integrator integ = w->def.integrator;
+		bool strain_done = false; /* the external integrator limited the strain itself */
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
 			sim_reset_history(w, h);
-		if (integ == SIM_IMPLICIT)
+		if (ext) {
+			sim_external_state es = {.x = w->x, .v = w->v, .x_prev = w->x_prev, .n = w->n, .substep = s,
+			                         .history_valid = w->history_valid && w->history_h == h};
+			result = ext(user, &es, h);
+			strain_done = es.strain_limited;
+			if (strain_done)
+				st->strain_iterations = es.strain_iterations;
+			/* Kang's memory (dv) lives with the external integrator, which now has it */
+			if (integ == SIM_KANG) {
+				w->history_valid = true;
+				w->history_h = h;
+			}
+		} else if (integ == SIM_IMPLICIT) {
 			result = sim_implicit_step(w, h, st);
-		else
+		} else {
 			sim_integrate(w, h);
+		}
 		int64_t t_solved = sim_now_ns();
 		st->stage_us[SIM_STAGE_SOLVE] += (double)(t_solved - t_start) * 1e-3;
 		/* the force evaluations inside the integrator were counted apart */
 		st->stage_us[SIM_STAGE_SOLVE] -= st->stage_us[SIM_STAGE_FORCES] - forces_before;
-		if (w->def.strain_limit) {
+		if (w->def.strain_limit && !strain_done) {
 			st->strain_iterations = sim_strain_limit(w, h);
 			st->stage_us[SIM_STAGE_STRAIN] += (double)(sim_now_ns() - t_solved) * 1e-3;
 		}
@@ -1328,6 +1357,43 @@ sim_result sim_world_step(sim_world *w, float dt)
 	w->steps++;
 	st->stage_us[SIM_STAGE_CHECK] += (double)(sim_now_ns() - t_check) * 1e-3;
 	return SIM_OK;
+}
+
+sim_result sim_world_step(sim_world *w, float dt) { return step_with(w, dt, NULL, NULL); }
+
+sim_result sim_world_step_external(sim_world *w, float dt, sim_external_integrator integrate, void *user)
+{
+	if (!integrate)
+		return SIM_ERROR_INVALID;
+	return step_with(w, dt, integrate, user);
+}
+
+uint64_t sim_world_revision(const sim_world *w) { return w->revision; }
+
+int sim_world_spring_total(const sim_world *w) { return w->spring_count; }
+
+void sim_world_get_springs(const sim_world *w, sim_spring_desc *out)
+{
+	for (int s = 0; s < w->spring_count; s++) {
+		const sim_spring *sp = &w->springs[s];
+		out[s] = (sim_spring_desc){.a = sp->a, .b = sp->b, .rest = sp->rest, .k = sp->k, .kd = sp->kd,
+		                           .kind = (sim_spring_kind)sp->kind};
+	}
+}
+
+int sim_world_triangle_total(const sim_world *w) { return w->triangle_count; }
+
+const int *sim_world_triangles(const sim_world *w) { return w->triangles; }
+
+void sim_world_get_vertex_params(const sim_world *w, sim_vertex_params *out)
+{
+	for (int i = 0; i < w->n; i++) {
+		sim_vertex_params *p = &out[i];
+		glm_vec4_copy(w->rest[i], p->rest);
+		glm_vec4_copy(w->ext_force[i], p->point_force);
+		p->mass = w->mass[i];
+		p->anchor_damping = w->anchor_kd[i];
+	}
 }
 
 void sim_world_recover(sim_world *w, int object)

@@ -362,6 +362,63 @@ void sim_world_recover(sim_world *world, int object);
 /* FNV-1a hash of positions and velocities (bit patterns), for determinism checks. */
 uint64_t sim_world_state_hash(const sim_world *world);
 
+/* ---- an integrator that runs outside the library (the GPU backend) --------------------------- */
+
+/* What the external integrator gets for one substep: the world's own arrays, already
+ * through step 1 (velocity constraints: x.w is the inverse mass the integrator must use,
+ * 0 for a kinematic vertex, whose v is its constraint velocity) and step 2 (Verlet: x_prev
+ * rebuilt as x - h v when the history was invalid).  It must overwrite x and v (xyz;
+ * keep x.w) with the candidate end-of-substep state and, for Verlet, x_prev with the
+ * start positions, exactly as the built-in scheme of def.integrator would.  When
+ * def.strain_limit is on it may also limit the strain itself (Provot's rule, def.strain_tau,
+ * v += the correction / h) and say so in strain_limited; the library then skips its own
+ * pass for this substep. */
+typedef struct sim_external_state {
+	vec4 *x, *v, *x_prev;
+	int n;
+	int substep;        /* 0 .. def.substeps - 1 */
+	bool history_valid; /* false: a multistep memory (Kang's last dv) must restart */
+	bool strain_limited;    /* out: strain limiting done (stats.strain_iterations = strain_iterations) */
+	int strain_iterations;  /* out */
+} sim_external_state;
+
+typedef sim_result (*sim_external_integrator)(void *user, sim_external_state *state, float h);
+
+/* sim_world_step with def.integrator's update done by `integrate` instead: constraints,
+ * history, strain limiting, collisions, the blow-up check, rollback and commit are
+ * sim_world_step's own, so only the update itself can differ.  A result other than
+ * SIM_OK from `integrate` rolls the step back and is returned. */
+sim_result sim_world_step_external(sim_world *world, float dt, sim_external_integrator integrate, void *user);
+
+/* Changes whenever what an external integrator copies once changes: objects, springs,
+ * materials, masses, point forces, the world definition.  Unique in the process: no
+ * other world ever has the same revision. */
+uint64_t sim_world_revision(const sim_world *world);
+
+typedef struct sim_spring_desc {
+	int a, b; /* world vertex indices */
+	float rest, k, kd;
+	sim_spring_kind kind;
+} sim_spring_desc;
+
+/* Every spring of every object in the world's order (the order the forces add in);
+ * out holds sim_world_spring_total entries. */
+int sim_world_spring_total(const sim_world *world);
+void sim_world_get_springs(const sim_world *world, sim_spring_desc *out);
+/* Every triangle, 3 world vertex indices each, in the order wind forces add in. */
+int sim_world_triangle_total(const sim_world *world);
+const int *sim_world_triangles(const sim_world *world);
+
+typedef struct sim_vertex_params {
+	vec4 rest;        /* anchor position in xyz, anchor stiffness in w */
+	vec4 point_force; /* N, w 0 */
+	float mass;
+	float anchor_damping;
+} sim_vertex_params;
+
+/* Per-vertex constants of the force model; out holds sim_world_vertex_count entries. */
+void sim_world_get_vertex_params(const sim_world *world, sim_vertex_params *out);
+
 /* ---- debug data of the collision pipeline ---------------------------------------------------- */
 
 /* What sim_world_step records of its collision work, for the demo's debug views.  Off by

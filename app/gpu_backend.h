@@ -1,0 +1,59 @@
+/* The GPU integrator (issue 7): the integrators' updates and the force evaluations run as
+ * OpenGL 4.3 compute shaders (shaders/gpu_*.comp) on a copy of the world's particles,
+ * while everything else of the step (constraints, strain limiting, collisions, the
+ * blow-up check and rollback) stays the sim library's, through sim_world_step_external.
+ * Needs an OpenGL 4.3 core context current on the calling thread for every call.
+ * docs/gpu.md describes the buffers, the dispatches and the hand-over. */
+#ifndef TELA_GPU_BACKEND_H
+#define TELA_GPU_BACKEND_H
+
+#include "sim/sim.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One backend holds one world's data at a time: stepping another world uploads that
+ * world's constants (and restarts Kang's memory). */
+typedef struct gpu_backend gpu_backend;
+
+/* Compiles every compute program and checks the context's limits.  NULL on failure, with
+ * a message (a shader's compile or link log, or the missing capability). */
+gpu_backend *gpu_backend_create(char *error, int error_size);
+void gpu_backend_destroy(gpu_backend **g);
+
+/* Whether the GPU has the integrator (MRA, the seed's scheme, runs on the CPU only). */
+bool gpu_backend_supports(sim_integrator integrator);
+
+/* Provot strain limiting (when the world's definition asks for it) on the GPU, as
+ * coloured Gauss-Seidel sweeps, instead of on the CPU between the GPU and the collisions;
+ * off by default (docs/gpu.md). */
+void gpu_backend_set_strain_on_gpu(gpu_backend *g, bool on);
+
+/* One sim_world_step with the integrator's update on the GPU: per substep the
+ * constrained state goes up, the scheme runs, the candidate state comes back and the sim
+ * library finishes the substep.  SIM_ERROR_INVALID for an integrator the GPU lacks or a
+ * GL error (the world is then rolled back). */
+sim_result gpu_backend_step(gpu_backend *g, sim_world *w, float dt);
+
+/* Runs `steps` steps of the current integrator entirely on the GPU, with no hand-over
+ * between them (no collisions, constraints frozen as they are): the benchmark's measure
+ * of the compute alone.  The world receives the final state but its time does not move;
+ * for `tela bench gpu` only. */
+sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int steps);
+
+/* Where the time of gpu_backend_step went, summed since creation (wall clock on the CPU):
+ * writing the state into the mapped upload buffer, waiting for the GPU (copies and
+ * dispatches), and reading the result back from the mapped download buffer. */
+typedef struct gpu_timing {
+	double upload_us, gpu_us, download_us;
+	int64_t substeps;
+	int cg_iterations; /* implicit Euler: iterations of the last solve */
+	bool persistent; /* persistent mapped buffers (GL 4.4 buffer storage); else copies */
+} gpu_timing;
+gpu_timing gpu_backend_timing(const gpu_backend *g);
+
+/* Compiles and links one compute shader; 0 with "name: log" on failure.  (Exposed so that
+ * the tests can check that a broken shader's log reaches the message.) */
+unsigned gpu_compile_compute(const char *name, const char *source, char *error, int error_size);
+
+#endif
