@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gpu_backend.h"
+#include "gl_program.h"
 
 #include <GL/glew.h>
 #include <cglm/types.h>
@@ -107,36 +108,8 @@ static double now_us(void)
 
 unsigned gpu_compile_compute(const char *name, const char *source, char *error, int error_size)
 {
-	GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
-	if (!shader) {
-		set_error(error, error_size, "%s: glCreateShader failed", name);
-		return 0;
-	}
-	glShaderSource(shader, 1, &source, NULL);
-	glCompileShader(shader);
-	GLint ok = GL_FALSE;
-	glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-	if (!ok) {
-		char log[2048] = "";
-		glGetShaderInfoLog(shader, (GLsizei)sizeof log, NULL, log);
-		set_error(error, error_size, "compiling %s: %s", name, log);
-		glDeleteShader(shader);
-		return 0;
-	}
-	GLuint program = glCreateProgram();
-	glAttachShader(program, shader);
-	glLinkProgram(program);
-	glDetachShader(program, shader);
-	glDeleteShader(shader);
-	glGetProgramiv(program, GL_LINK_STATUS, &ok);
-	if (!ok) {
-		char log[2048] = "";
-		glGetProgramInfoLog(program, (GLsizei)sizeof log, NULL, log);
-		set_error(error, error_size, "linking %s: %s", name, log);
-		glDeleteProgram(program);
-		return 0;
-	}
-	return program;
+	const gl_stage stage = {GL_COMPUTE_SHADER, source, name};
+	return gl_program_build(name, &stage, 1, error, error_size);
 }
 
 bool gpu_backend_supports(sim_integrator integrator)

@@ -17,6 +17,8 @@
 
 #include "render.h"
 
+#include "gl_program.h"
+
 #include "shaders/shaders.h"
 
 #include <cglm/cglm.h>
@@ -164,58 +166,14 @@ static void GLAPIENTRY debug_callback(GLenum source, GLenum type, GLuint id, GLe
 
 /* ---- shaders -------------------------------------------------------------------------- */
 
-static GLuint compile_shader(GLenum stage, const char *source, const char *name, char *error, int error_size)
-{
-	GLuint shader = glCreateShader(stage);
-	if (!shader) {
-		set_error(error, error_size, "%s: glCreateShader failed", name);
-		return 0;
-	}
-	glShaderSource(shader, 1, &source, NULL);
-	glCompileShader(shader);
-	GLint ok = GL_FALSE;
-	glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-	if (!ok) {
-		char log[1024] = "";
-		glGetShaderInfoLog(shader, (GLsizei)sizeof log, NULL, log);
-		set_error(error, error_size, "%s: %s", name, log);
-		glDeleteShader(shader);
-		return 0;
-	}
-	return shader;
-}
-
 static GLuint link_program(const char *vertex_source, const char *fragment_source, const char *name, char *error,
                            int error_size)
 {
-	char stage_name[64];
-	snprintf(stage_name, sizeof stage_name, "%s.vert", name);
-	GLuint vs = compile_shader(GL_VERTEX_SHADER, vertex_source, stage_name, error, error_size);
-	snprintf(stage_name, sizeof stage_name, "%s.frag", name);
-	GLuint fs = vs ? compile_shader(GL_FRAGMENT_SHADER, fragment_source, stage_name, error, error_size) : 0;
-	if (!fs) {
-		glDeleteShader(vs);
-		return 0;
-	}
-	GLuint program = glCreateProgram();
-	glAttachShader(program, vs);
-	glAttachShader(program, fs);
-	glLinkProgram(program);
-	/* The program keeps the compiled stages; the shader objects are no longer needed. */
-	glDetachShader(program, vs);
-	glDetachShader(program, fs);
-	glDeleteShader(vs);
-	glDeleteShader(fs);
-	GLint ok = GL_FALSE;
-	glGetProgramiv(program, GL_LINK_STATUS, &ok);
-	if (!ok) {
-		char log[1024] = "";
-		glGetProgramInfoLog(program, (GLsizei)sizeof log, NULL, log);
-		set_error(error, error_size, "linking %s: %s", name, log);
-		glDeleteProgram(program);
-		return 0;
-	}
-	return program;
+	char vert[64], frag[64];
+	snprintf(vert, sizeof vert, "%s.vert", name);
+	snprintf(frag, sizeof frag, "%s.frag", name);
+	const gl_stage stages[2] = {{GL_VERTEX_SHADER, vertex_source, vert}, {GL_FRAGMENT_SHADER, fragment_source, frag}};
+	return gl_program_build(name, stages, 2, error, error_size);
 }
 
 /* ---- geometry built once -------------------------------------------------------------- */
