@@ -55,6 +55,7 @@ enum {
 	PROG_KANG,
 	PROG_IMPLICIT,
 	PROG_STRAIN,
+	PROG_NORMALS,
 	PROG_COUNT
 };
 
@@ -72,6 +73,9 @@ struct gpu_backend {
 	int colour_start[65];                   /* colour k: entries [start[k], start[k + 1]) */
 	int colour_count;                       /* 0 when the springs could not be coloured */
 	bool strain_on_gpu;
+	bool normals_on;                        /* the normals pass after every step */
+	bool normals_valid;                     /* normals and state[B_X] hold a world's state */
+	GLuint normals;                         /* per vertex: unit normal (gpu_normals.comp) */
 	double *partial_host;                   /* one partial dot product per work group */
 	int spring_count;
 	GLuint state[B_STATE_COUNT];
@@ -166,6 +170,7 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	    [PROG_KANG] = {"gpu_kang.comp", &tela_shader_gpu_kang_comp},
 	    [PROG_IMPLICIT] = {"gpu_implicit.comp", &tela_shader_gpu_implicit_comp},
 	    [PROG_STRAIN] = {"gpu_strain.comp", &tela_shader_gpu_strain_comp},
+	    [PROG_NORMALS] = {"gpu_normals.comp", &tela_shader_gpu_normals_comp},
 	};
 	for (int p = 0; p < PROG_COUNT; p++) {
 		g->prog[p] = gpu_compile_compute(programs[p].name, *programs[p].source, error, error_size);
@@ -206,6 +211,8 @@ static void free_state(gpu_backend *g)
 		delete_buffer(&g->state[k]);
 	delete_buffer(&g->impl_pre);
 	delete_buffer(&g->partials);
+	delete_buffer(&g->normals);
+	g->normals_valid = false;
 	free(g->partial_host);
 	g->partial_host = NULL;
 	if (g->up_map) {
@@ -271,6 +278,7 @@ static bool reserve_state(gpu_backend *g, int n)
 	for (int k = 0; k < B_STATE_COUNT; k++)
 		g->state[k] = make_buffer(bytes, NULL);
 	g->impl_pre = make_buffer(2 * bytes, NULL);
+	g->normals = make_buffer(bytes, NULL);
 	int groups = (n + GPU_GROUP - 1) / GPU_GROUP;
 	g->partials = make_buffer((GLsizeiptr)sizeof(double) * groups, NULL);
 	g->partial_host = malloc(sizeof(double) * (size_t)groups);
@@ -500,6 +508,7 @@ static void bind_all(gpu_backend *g)
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_PARTIALS, g->partials);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_COUNTER, g->counter);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STRAIN_LIST, g->strain_list);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_NORMALS, g->normals);
 }
 
 /* One pass over `count` items; the barrier makes its writes visible to the next pass. */
@@ -759,9 +768,38 @@ sim_result gpu_backend_step(gpu_backend *g, sim_world *w, float dt)
 	substep_ctx c = {g, w, integ};
 	sim_result r = sim_world_step_external(w, dt, gpu_substep, &c);
 	g->expect_steps = sim_world_step_count(w);
+	/* After a failed step too: the world was rolled back, and the normals follow it. */
+	if (g->normals_on && !gpu_backend_normals(g, w) && r == SIM_OK)
+		r = SIM_ERROR_INVALID;
 	glUseProgram(0);
 	return r;
 }
+
+void gpu_backend_set_normals(gpu_backend *g, bool on) { g->normals_on = on; }
+
+/* The substep's collisions and constraints ran on the CPU, so the GPU's x is only the
+ * candidate: the final positions go up once more (one copy, no wait) before the pass. */
+bool gpu_backend_normals(gpu_backend *g, const sim_world *w)
+{
+	g->normals_valid = false;
+	int n = sim_world_vertex_count(w);
+	/* the pass reads no step size: keep whatever the last step set */
+	float h = g->params_h > 0.0f ? g->params_h : 1e-3f;
+	if (n <= 0 || !prepare(g, w, h))
+		return false;
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->state[B_X]);
+	glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(sizeof(vec4) * (size_t)n), sim_world_positions(w));
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STATE_X, g->state[B_X]);
+	dispatch(g, PROG_NORMALS, n, 0);
+	glUseProgram(0);
+	g->normals_valid = glGetError() == GL_NO_ERROR;
+	return g->normals_valid;
+}
+
+unsigned gpu_backend_normals_buffer(const gpu_backend *g) { return g->normals_valid ? g->normals : 0; }
+
+unsigned gpu_backend_positions_buffer(const gpu_backend *g) { return g->normals_valid ? g->state[B_X] : 0; }
 
 sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int steps)
 {

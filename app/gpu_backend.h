@@ -41,6 +41,20 @@ sim_result gpu_backend_step(gpu_backend *g, sim_world *w, float dt);
  * for `tela bench gpu` only. */
 sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int steps);
 
+/* Per-vertex normals on the GPU (shaders/gpu_normals.comp), the renderer's formula and
+ * order (rd_vertex_normals): with `on`, every gpu_backend_step ends with
+ * gpu_backend_normals.  Off by default (the demo still draws from the CPU's snapshot). */
+void gpu_backend_set_normals(gpu_backend *g, bool on);
+
+/* Uploads the world's current positions and computes their normals on the GPU; false on
+ * a GL error.  Afterwards the two buffers below hold them, one vec4 per vertex (normals:
+ * unit, w 0), until the next step overwrites the positions' buffer. */
+bool gpu_backend_normals(gpu_backend *g, const sim_world *w);
+/* The GL names of those buffers; 0 when no normals pass succeeded since the buffers were
+ * last made. */
+unsigned gpu_backend_normals_buffer(const gpu_backend *g);
+unsigned gpu_backend_positions_buffer(const gpu_backend *g);
+
 /* Where the time of gpu_backend_step went, summed since creation (wall clock on the CPU):
  * writing the state into the mapped upload buffer, waiting for the GPU (copies and
  * dispatches), and reading the result back from the mapped download buffer. */

@@ -583,13 +583,14 @@ static bool build_cloth(rd_cloth *c, const st_object *src, char *error, int erro
 
 /* Area-weighted vertex normals: the unnormalised cross product of a triangle's edges is
  * its normal scaled by twice its area, so summing them weights each face by its area
- * and a sliver triangle cannot tip a vertex's normal. */
-static void cloth_vertices(rd_renderer *r, const rd_cloth *c, const vec4 *positions)
+ * and a sliver triangle cannot tip a vertex's normal.  shaders/gpu_normals.comp repeats
+ * this operation for operation (the sums in triangle order), so keep the two together. */
+void rd_vertex_normals(const vec4 *positions, int vertex_count, const unsigned *triangles, int triangle_count,
+                       vec3 *normals)
 {
-	vec3 *normals = r->normal_scratch;
-	memset(normals, 0, (size_t)c->vertex_count * sizeof(vec3));
-	for (int t = 0; t < c->triangle_count; t++) {
-		const unsigned *tri = c->triangles + 3 * (size_t)t;
+	memset(normals, 0, (size_t)vertex_count * sizeof(vec3));
+	for (int t = 0; t < triangle_count; t++) {
+		const unsigned *tri = triangles + 3 * (size_t)t;
 		vec3 e1, e2, n;
 		glm_vec3_sub((float *)positions[tri[1]], (float *)positions[tri[0]], e1);
 		glm_vec3_sub((float *)positions[tri[2]], (float *)positions[tri[0]], e2);
@@ -597,19 +598,26 @@ static void cloth_vertices(rd_renderer *r, const rd_cloth *c, const vec4 *positi
 		for (int k = 0; k < 3; k++)
 			glm_vec3_add(normals[tri[k]], n, normals[tri[k]]);
 	}
-	float *out = r->vertex_scratch;
-	for (int i = 0; i < c->vertex_count; i++, out += 6) {
-		memcpy(out, positions[i], 3 * sizeof(float));
+	for (int i = 0; i < vertex_count; i++) {
 		float len = glm_vec3_norm(normals[i]);
 		/* An isolated or fully degenerate vertex, or a non-finite state mid blow-up. */
 		if (!(len > 1e-30f && isfinite(len))) {
-			out[3] = 0.0f;
-			out[4] = 1.0f;
-			out[5] = 0.0f;
+			glm_vec3_copy((vec3){0.0f, 1.0f, 0.0f}, normals[i]);
 			continue;
 		}
 		for (int k = 0; k < 3; k++)
-			out[3 + k] = normals[i][k] / len;
+			normals[i][k] = normals[i][k] / len;
+	}
+}
+
+static void cloth_vertices(rd_renderer *r, const rd_cloth *c, const vec4 *positions)
+{
+	vec3 *normals = r->normal_scratch;
+	rd_vertex_normals(positions, c->vertex_count, c->triangles, c->triangle_count, normals);
+	float *out = r->vertex_scratch;
+	for (int i = 0; i < c->vertex_count; i++, out += 6) {
+		memcpy(out, positions[i], 3 * sizeof(float));
+		memcpy(out + 3, normals[i], 3 * sizeof(float));
 	}
 }
 

@@ -60,6 +60,13 @@ void rd_view_matrices(const rd_view *view, mat4 out_view, mat4 out_projection);
 /* Reads the current framebuffer as RGBA8, top row first (for PNG files). */
 bool rd_read_rgba(int width, int height, uint8_t *rgba);
 
+/* The cloth's per-vertex normals as rd_draw computes them from a snapshot: the sum of the
+ * incident triangles' unnormalised normals (e1 x e2, so area-weighted), in triangle
+ * order, normalised; (0, 1, 0) where the sum vanishes or is not finite.  The GPU's
+ * normals kernel (gpu_backend_normals) is checked against this. */
+void rd_vertex_normals(const vec4 *positions, int vertex_count, const unsigned *triangles, int triangle_count,
+                       vec3 *normals);
+
 /* Number of GL debug messages of high or medium severity since rd_create (the tests
  * require none). */
 int rd_gl_error_count(const rd_renderer *renderer);

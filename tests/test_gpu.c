@@ -9,6 +9,7 @@
 #include "gl_window.h"
 #include "gpu_backend.h"
 #include "panel.h"
+#include "render.h"
 
 #include <GL/glew.h>
 
@@ -389,6 +390,98 @@ static void test_resident_matches_stepped(void)
 	sim_world_destroy(&b);
 }
 
+/* The normals kernel against the renderer's CPU normals (rd_vertex_normals) for the same
+ * positions.  The two add the same e1 x e2 products in the same triangle order, so the
+ * unnormalised sums agree to the bit; only the normalisation may differ: GLSL allows
+ * sqrt 3 ulp (as 1 / inversesqrt) and division 2.5 ulp where the CPU rounds correctly,
+ * together under 6 ulp of 1.0 (7.2e-7) on a unit component, so 1e-6 per component.  A
+ * wrong sign, a missing triangle or an unweighted sum is off by far more (a grid's
+ * corner normal alone tilts by degrees). */
+static float normals_gap(const sim_world *w, vec3 *cpu, vec4 *gpu_n, int *identical)
+{
+	int n = sim_world_vertex_count(w), nt = sim_world_triangle_total(w);
+	const int *tris = sim_world_triangles(w);
+	unsigned *ut = malloc(sizeof(unsigned) * 3 * (size_t)nt);
+	vec4 *gx = malloc(sizeof(vec4) * (size_t)n);
+	if (!ut || !gx) {
+		free(ut);
+		free(gx);
+		return INFINITY;
+	}
+	for (int k = 0; k < 3 * nt; k++)
+		ut[k] = (unsigned)tris[k];
+	rd_vertex_normals(sim_world_positions(w), n, ut, nt, cpu);
+	GLuint nb = gpu_backend_normals_buffer(gpu), xb = gpu_backend_positions_buffer(gpu);
+	float gap = INFINITY;
+	if (nb && xb) {
+		glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, nb);
+		glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(sizeof(vec4) * (size_t)n), gpu_n);
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, xb);
+		glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(sizeof(vec4) * (size_t)n), gx);
+		glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+		gap = 0.0f;
+		*identical = 0;
+		const vec4 *x = sim_world_positions(w);
+		for (int i = 0; i < n; i++) {
+			/* the positions' buffer holds the world's final state, not the GPU's candidate */
+			for (int k = 0; k < 3; k++)
+				if (gx[i][k] != x[i][k])
+					gap = INFINITY;
+			CHECK_MSG(gpu_n[i][3] == 0.0f, "vertex %d: w %g", i, (double)gpu_n[i][3]);
+			bool same = true;
+			for (int k = 0; k < 3; k++) {
+				gap = fmaxf(gap, fabsf(gpu_n[i][k] - cpu[i][k]));
+				same = same && gpu_n[i][k] == cpu[i][k];
+			}
+			*identical += same;
+		}
+	}
+	free(ut);
+	free(gx);
+	return gap;
+}
+
+static void test_normals_match_renderer(void)
+{
+	setup s = {.integ = SIM_SYMPLECTIC, .wind = true, .dt = 0.001f, .substeps = 1};
+	sim_world *w = make_world(&s);
+	REQUIRE(w);
+	int n = sim_world_vertex_count(w);
+	vec3 *cpu = malloc(sizeof(vec3) * (size_t)n);
+	vec4 *gn = malloc(sizeof(vec4) * (size_t)n);
+	REQUIRE(cpu && gn);
+	gpu_backend_set_normals(gpu, true);
+	int identical = 0;
+	for (int k = 0; k < 400; k++)
+		REQUIRE(gpu_backend_step(gpu, w, s.dt) == SIM_OK);
+	float gap = normals_gap(w, cpu, gn, &identical);
+	/* deformed: the normals spread over more than 45 degrees (a flat sheet has one) */
+	float least = 1.0f;
+	for (int i = 0; i < n; i++)
+		least = fminf(least, cpu[i][0] * cpu[0][0] + cpu[i][1] * cpu[0][1] + cpu[i][2] * cpu[0][2]);
+	printf("  normals after 0.4 s in the wind: max |n_gpu - n_cpu| = %.3g, %d of %d bit-identical, "
+	       "least cos to vertex 0's: %.3f\n", (double)gap, identical, n, (double)least);
+	CHECK_MSG(gap <= 1e-6f, "%g", (double)gap);
+	CHECK_MSG(least < 0.7f, "the cloth is hardly deformed: %g", (double)least);
+	/* one step more: the pass follows the state */
+	REQUIRE(gpu_backend_step(gpu, w, s.dt) == SIM_OK);
+	float gap2 = normals_gap(w, cpu, gn, &identical);
+	CHECK_MSG(gap2 <= 1e-6f, "%g", (double)gap2);
+	/* every vertex on one point: the sums vanish and both sides give (0, 1, 0) */
+	vec3 p = {0.1f, 1.0f, 0.2f}, z = {0.0f, 0.0f, 0.0f};
+	for (int i = 0; i < n; i++)
+		sim_world_set_vertex(w, i, p, z);
+	REQUIRE(gpu_backend_normals(gpu, w));
+	float gap3 = normals_gap(w, cpu, gn, &identical);
+	CHECK_MSG(gap3 == 0.0f && identical == n, "collapsed: %g, %d identical", (double)gap3, identical);
+	CHECK(gn[0][0] == 0.0f && gn[0][1] == 1.0f && gn[0][2] == 0.0f);
+	gpu_backend_set_normals(gpu, false);
+	free(cpu);
+	free(gn);
+	sim_world_destroy(&w);
+}
+
 /* A compile error and a link error each come back with the driver's log. */
 static void test_shader_errors_carry_log(void)
 {
@@ -477,6 +570,7 @@ static const test_case tests[] = {
     TEST(test_blowup_rolls_back),
     TEST(test_timing_counts_substeps),
     TEST(test_resident_matches_stepped),
+    TEST(test_normals_match_renderer),
     TEST(test_demo_switch), /* last: it leaves another context current */
 };
 
