@@ -476,18 +476,36 @@ static void wind_down(object *session)
 			return XR_ERROR_VALIDATION_FAILURE;                                                        \
 	} while (0)
 
+/* The specification's two-call idiom for an array of n items: a NULL count is a
+ * validation failure, the count is always written, a capacity of 0 asks for the count
+ * alone and a short one is XR_ERROR_SIZE_INSUFFICIENT.  *fill says whether the caller
+ * writes the n items (only with XR_SUCCESS). */
+static XrResult two_call(uint32_t capacity, uint32_t *count, uint32_t n, bool *fill)
+{
+	*fill = false;
+	if (!count)
+		return XR_ERROR_VALIDATION_FAILURE;
+	*count = n;
+	if (capacity == 0)
+		return XR_SUCCESS;
+	if (capacity < n)
+		return XR_ERROR_SIZE_INSUFFICIENT;
+	*fill = true;
+	return XR_SUCCESS;
+}
+
+/* XR_SUCCESS for a live handle of kind k, else XR_ERROR_HANDLE_INVALID. */
+static XrResult check_handle(uint64_t handle, kind k);
+
 static XrResult XRAPI_CALL enumerate_extensions(const char *layer, uint32_t capacity, uint32_t *count,
                                                 XrExtensionProperties *props)
 {
 	if (layer)
 		return XR_ERROR_API_LAYER_NOT_PRESENT;
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	*count = 1;
-	if (capacity == 0)
-		return XR_SUCCESS;
-	if (capacity < 1)
-		return XR_ERROR_SIZE_INSUFFICIENT;
+	bool fill;
+	XrResult r = two_call(capacity, count, 1, &fill);
+	if (!fill)
+		return r;
 	if (props[0].type != XR_TYPE_EXTENSION_PROPERTIES)
 		return XR_ERROR_VALIDATION_FAILURE;
 	snprintf(props[0].extensionName, sizeof props[0].extensionName, "%s", XR_KHR_OPENGL_ENABLE_EXTENSION_NAME);
@@ -531,6 +549,14 @@ static XrResult XRAPI_CALL create_instance(const XrInstanceCreateInfo *info, XrI
 		pthread_mutex_unlock(&lock);                                                                   \
 		return XR_ERROR_HANDLE_INVALID;                                                                \
 	}
+
+static XrResult check_handle(uint64_t handle, kind k)
+{
+	pthread_mutex_lock(&lock);
+	bool live = lookup(handle, k) != NULL;
+	pthread_mutex_unlock(&lock);
+	return live ? XR_SUCCESS : XR_ERROR_HANDLE_INVALID;
+}
 
 static XrResult XRAPI_CALL destroy_instance(XrInstance instance)
 {
@@ -636,11 +662,10 @@ static XrResult XRAPI_CALL enumerate_view_configurations(XrInstance instance, Xr
 	XrResult r = check_system(instance, system);
 	if (r != XR_SUCCESS)
 		return r;
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	*count = 1;
-	if (capacity == 0)
-		return XR_SUCCESS;
+	bool fill;
+	r = two_call(capacity, count, 1, &fill);
+	if (!fill)
+		return r;
 	out[0] = XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO;
 	return XR_SUCCESS;
 }
@@ -654,13 +679,10 @@ static XrResult XRAPI_CALL enumerate_view_configuration_views(XrInstance instanc
 		return r;
 	if (type != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO)
 		return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	*count = 2;
-	if (capacity == 0)
-		return XR_SUCCESS;
-	if (capacity < 2)
-		return XR_ERROR_SIZE_INSUFFICIENT;
+	bool fill;
+	r = two_call(capacity, count, 2, &fill);
+	if (!fill)
+		return r;
 	for (int i = 0; i < 2; i++) {
 		if (views[i].type != XR_TYPE_VIEW_CONFIGURATION_VIEW)
 			return XR_ERROR_VALIDATION_FAILURE;
@@ -682,11 +704,10 @@ static XrResult XRAPI_CALL enumerate_blend_modes(XrInstance instance, XrSystemId
 		return r;
 	if (type != XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO)
 		return XR_ERROR_VIEW_CONFIGURATION_TYPE_UNSUPPORTED;
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	*count = 1;
-	if (capacity == 0)
-		return XR_SUCCESS;
+	bool fill;
+	r = two_call(capacity, count, 1, &fill);
+	if (!fill)
+		return r;
 	out[0] = XR_ENVIRONMENT_BLEND_MODE_OPAQUE;
 	return XR_SUCCESS;
 }
@@ -1054,17 +1075,12 @@ static XrResult XRAPI_CALL locate_views(XrSession session, const XrViewLocateInf
 static XrResult XRAPI_CALL enumerate_reference_spaces(XrSession session, uint32_t capacity, uint32_t *count,
                                                       XrReferenceSpaceType *out)
 {
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	pthread_mutex_lock(&lock);
-	LOCKED_LOOKUP(s, session, K_SESSION);
-	(void)s;
-	pthread_mutex_unlock(&lock);
-	*count = 3;
-	if (capacity == 0)
-		return XR_SUCCESS;
-	if (capacity < 3)
-		return XR_ERROR_SIZE_INSUFFICIENT;
+	XrResult r = check_handle((uint64_t)session, K_SESSION);
+	bool fill = false;
+	if (r == XR_SUCCESS)
+		r = two_call(capacity, count, 3, &fill);
+	if (!fill)
+		return r;
 	out[0] = XR_REFERENCE_SPACE_TYPE_VIEW;
 	out[1] = XR_REFERENCE_SPACE_TYPE_LOCAL;
 	out[2] = XR_REFERENCE_SPACE_TYPE_STAGE;
@@ -1138,17 +1154,12 @@ static XrResult XRAPI_CALL locate_space(XrSpace space, XrSpace base, XrTime time
 static XrResult XRAPI_CALL enumerate_swapchain_formats(XrSession session, uint32_t capacity, uint32_t *count,
                                                        int64_t *formats)
 {
-	if (!count)
-		return XR_ERROR_VALIDATION_FAILURE;
-	pthread_mutex_lock(&lock);
-	LOCKED_LOOKUP(s, session, K_SESSION);
-	(void)s;
-	pthread_mutex_unlock(&lock);
-	*count = 2;
-	if (capacity == 0)
-		return XR_SUCCESS;
-	if (capacity < 2)
-		return XR_ERROR_SIZE_INSUFFICIENT;
+	XrResult r = check_handle((uint64_t)session, K_SESSION);
+	bool fill = false;
+	if (r == XR_SUCCESS)
+		r = two_call(capacity, count, 2, &fill);
+	if (!fill)
+		return r;
 	/* a compositor's preference order: sRGB first */
 	formats[0] = GL_SRGB8_ALPHA8;
 	formats[1] = GL_RGBA8;
