@@ -52,15 +52,25 @@
 #define APPROACH_EPS 1e-9
 /* The fail-safe gives up after this many detection rounds (each one grows the zones). */
 #define FAILSAFE_ROUNDS 64
-/* The broad phase gives every vertex a box around its path, and its candidates hold
- * every pair that can meet while each vertex stays inside its box.  The box reaches
- * half the pad (what the contacts need) plus a slack, a fraction of the pad, around the
- * path extended along the motion by up to BROAD_AHEAD - 1 times its length (at most the
- * slack), so that a vertex moving steadily keeps its box for a few substeps.  A larger
- * box means more candidates and fewer refreshes; with the refresh in place, one fixed
- * slack measured better on the pile than the earlier adaptive one (1/8 to 1). */
+/* The broad phase gives every vertex a box that moves with it (a kinetic box): over a
+ * window of W substeps from the broad phase, box(tau) is the vertex's position
+ * extrapolated at its current velocity, x0 + tau d, with a reach around it, and the
+ * candidates hold every pair whose boxes meet at one same tau, as long as each vertex
+ * stays inside its box (mark_escaped).  The reach is half the pad (what the contacts
+ * need) plus a slack, a fraction of the pad, that the motion may depart from the
+ * extrapolation by.  A larger slack means more candidates and fewer refreshes; 3/8
+ * measured best on the pile. */
 #define BROAD_SLACK 0.375f
-#define BROAD_AHEAD 2.0f
+#define BROAD_SLACK_ONE 0.0625f
+/* The window is about this long (s) and at most BROAD_WINDOW_MAX substeps: long enough
+ * that a cloth falling at 1 kHz keeps its boxes for a few substeps, short enough that
+ * gravity (g t^2 / 2 = 0.08 mm over 4 ms) stays well inside the slack; at 90 Hz it is
+ * one substep. */
+#define BROAD_WINDOW_S 0.004f
+#define BROAD_WINDOW_MAX 16
+/* A vertex whose extrapolation over the window stays within this fraction of the slack
+ * gets a box that stands still (vertex_box). */
+#define BROAD_STILL 0.25f
 /* The candidates are refreshed in place while at most this fraction of the triangles
  * has a vertex with a new box; beyond it the whole broad phase runs again (a refresh
  * costs about twice as much per triangle). */
@@ -71,6 +81,13 @@ typedef struct pair {
 } pair;
 
 typedef sim_box fbox;
+
+/* A kinetic box: the box at the start of the broad phase's window (tau = 0) and at its
+ * end (tau = W); in between, the linear interpolation of the two.  Every point of a
+ * vertex, triangle or edge at time tau lies in its box at tau. */
+typedef struct kbox {
+	float lo0[3], hi0[3], lo1[3], hi1[3];
+} kbox;
 
 /* What a triangle owns, with the vertex indices the broad phase's sharing tests need, in
  * one 64-byte record: a triangle pair then reads two records, not six arrays. */
@@ -105,7 +122,10 @@ struct sim_collide {
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
-	vec3 *box_lo, *box_hi; /* each vertex's swept box, for culling primitive pairs */
+	vec3 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees */
+	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
+	int tau;         /* substeps since the last full broad phase */
+	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
 	unsigned char *solid; /* per zone root: the zone moves as one rigid body (rigidify) */
@@ -128,6 +148,11 @@ struct sim_collide {
 	darray own_edge_start, own_edge; /* CSR: triangle -> the edges it owns */
 	darray edge_tri;  /* int: the triangle that owns each edge */
 	darray own;       /* tri_own per triangle: what triangle_pair reads, in one place */
+	/* The primitive pairs of the triangle pairs that share a vertex (within one cloth),
+	 * listed once per topology: such triangles always overlap, so the traversal would
+	 * report them at every broad phase only to have most of their primitive pairs fall
+	 * to the sharing test; the broad phase skips them and tests this list's boxes. */
+	darray adj_vf, adj_ee; /* pair */
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -137,6 +162,7 @@ struct sim_collide {
 	int tree_capacity;
 
 	darray tri_box, edge_box; /* fbox: the union of their vertices' boxes, per broad phase */
+	darray tri_kin, edge_kin; /* kbox: the same for the kinetic boxes */
 	darray vf, ee;    /* candidate pairs */
 	bool have_candidates; /* vf and ee came from a broad phase over the current topology */
 	bool candidates_self; /* ... with self collisions on */
@@ -239,7 +265,8 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
-	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid};
+	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
+	                  c->adj_vf.data, c->adj_ee.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -302,6 +329,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->mu);
 	GROW(c->box_lo);
 	GROW(c->box_hi);
+	GROW(c->vkin);
 	GROW(c->disp);
 	GROW(c->move);
 	GROW(c->dvec);
@@ -414,6 +442,8 @@ static bool assign_owners(sim_collide *c, int nv, int nt, int ne)
 	return true;
 }
 
+static bool build_adjacency(sim_collide *c, int nv, int nt);
+
 /* Triangles, unique edges and the owner ranges; rebuilt only when objects or obstacles
  * were added (the counts change). */
 static bool build_topology(sim_collide *c, const sim_world *w, int nv)
@@ -517,7 +547,7 @@ static bool build_topology(sim_collide *c, const sim_world *w, int nv)
 		}
 	}
 	c->tri_edges.count = nt;
-	if (!assign_owners(c, nv, nt, ne))
+	if (!assign_owners(c, nv, nt, ne) || !build_adjacency(c, nv, nt))
 		return false;
 	c->have_candidates = false;
 	c->topology_vertices = nv;
@@ -593,47 +623,77 @@ static void track_motion(sim_collide *c, int i, float h)
 
 /* ---- broad phase ---------------------------------------------------------------------------- */
 
-/* Vertex i's box over the substep (start and current end position), inflated by
- * `reach`; primitives are tested only when their boxes overlap. */
-static void vertex_box(sim_collide *c, int i, float h, float reach, float ahead_cap)
+/* Vertex i's kinetic box, made at the current substep (tau): the line through x0 at tau
+ * with the current displacement d per substep, reach around it, written at tau = 0 and
+ * tau = W; and its box over the rest of the window, for the trees. */
+static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 {
+	const float tau = (float)c->tau, ahead = (float)(c->window - c->tau);
+	kbox *kb = &c->vkin[i];
+	/* A vertex that moves less than `still` over the rest of the window gets a box that
+	 * stands still: it lasts past the window's end for as long as the vertex stays in. */
+	bool moving = false;
+	for (int k = 0; k < 3; k++)
+		moving |= fabsf(h * c->vbar[i][k]) * ahead > still;
 	for (int k = 0; k < 3; k++) {
-		float a = c->x0[i][k], d = h * c->vbar[i][k];
-		float more = (BROAD_AHEAD - 1.0f) * d;
-		more = more > ahead_cap ? ahead_cap : (more < -ahead_cap ? -ahead_cap : more);
-		float b = (a + d) + more; /* beyond the end, on the same side: the path stays inside */
-		c->box_lo[i][k] = (a < b ? a : b) - reach;
-		c->box_hi[i][k] = (a < b ? b : a) + reach;
+		float a = c->x0[i][k], d = moving ? h * c->vbar[i][k] : 0.0f;
+		float s0 = a - tau * d, s1 = a + ahead * d;
+		kb->lo0[k] = s0 - reach, kb->hi0[k] = s0 + reach;
+		kb->lo1[k] = s1 - reach, kb->hi1[k] = s1 + reach;
+		c->box_lo[i][k] = (a < s1 ? a : s1) - reach;
+		c->box_hi[i][k] = (a < s1 ? s1 : a) + reach;
 	}
 }
 
 /* Marks the vertices that have left the box the broad phase gave them, and returns how
  * many did.  A vertex stays covered while its current path, inflated by a few CCD gaps,
- * lies in its box (then every pair that can come within CCD_GAP has overlapping boxes,
- * so the candidates hold every pair the detection could find) and, with start_margin
- * >= 0, its start position with that margin around it (the contacts: a pair closer than
- * its separation, at most the pad, at the start has overlapping boxes when each box
- * holds its start with half the pad around it).  x0 changes every substep; slack in the
- * boxes lets the candidates serve several. */
+ * lies in its kinetic box: the start in the box at tau and the end in the box at tau + 1
+ * (the set of (time, point) in the box is convex, so the whole linear path is then in
+ * it; every pair that can come within CCD_GAP then has boxes that meet at one time, and
+ * the candidates hold every pair the detection could find); and, with start_margin >= 0,
+ * its start position with that margin around it (the contacts: a pair closer than its
+ * separation, at most the pad, at the start has boxes that meet at tau when each holds
+ * its start with half the pad around it).  Past the window's end only the vertices whose
+ * boxes stand still can stay. */
 static int mark_escaped(sim_collide *c, float h, float start_margin, float extra)
 {
+	const bool ended = c->tau + 1 > c->window;
 	const float margin = 4.0f * (float)CCD_GAP + extra;
+	const float f0 = (float)c->tau / (float)c->window, f1 = (float)(c->tau + 1) / (float)c->window;
 	start_margin += extra;
 	int escaped = 0;
 	for (int i = 0; i < c->nv; i++) {
-		const float *lo = c->box_lo[i], *hi = c->box_hi[i];
+		const kbox *kb = &c->vkin[i];
 		bool in = true;
 		for (int k = 0; k < 3; k++) {
 			float a = c->x0[i][k], e = a + h * c->vbar[i][k];
-			in &= e - margin >= lo[k] && e + margin <= hi[k];
-			if (start_margin >= 0.0f)
-				in &= a - start_margin >= lo[k] && a + start_margin <= hi[k];
+			in &= (!ended) | ((kb->lo0[k] == kb->lo1[k]) & (kb->hi0[k] == kb->hi1[k])); /* still boxes last */
+			float lo1 = kb->lo0[k] + f1 * (kb->lo1[k] - kb->lo0[k]), hi1 = kb->hi0[k] + f1 * (kb->hi1[k] - kb->hi0[k]);
+			in &= e - margin >= lo1 && e + margin <= hi1;
+			if (start_margin >= 0.0f) {
+				float lo0 = kb->lo0[k] + f0 * (kb->lo1[k] - kb->lo0[k]);
+				float hi0 = kb->hi0[k] + f0 * (kb->hi1[k] - kb->hi0[k]);
+				in &= a - start_margin >= lo0 && a + start_margin <= hi0;
+			}
 		}
 		c->escaped[i] = !in;
 		escaped += !in;
 	}
 	return escaped;
 }
+
+/* A window of about BROAD_WINDOW_S, from the current substep on. */
+static void new_window(sim_collide *c, float h)
+{
+	int window = (int)(BROAD_WINDOW_S / h + 0.5f);
+	c->window = window < 1 ? 1 : (window > BROAD_WINDOW_MAX ? BROAD_WINDOW_MAX : window);
+	c->tau = 0;
+}
+
+/* The slack, as a fraction of the pad: a one-substep window ends before the motion can
+ * depart from its extrapolation by much, so it only has to absorb the collision
+ * impulses' changes within the substep. */
+static float slack(const sim_collide *c) { return c->window == 1 ? BROAD_SLACK_ONE : BROAD_SLACK; }
 
 typedef struct broad_ctx {
 	sim_collide *c;
@@ -644,7 +704,7 @@ typedef struct broad_ctx {
 	bool failed;
 } broad_ctx;
 
-static bool shares_vertex(const int *t, int v) { return t[0] == v || t[1] == v || t[2] == v; }
+static inline bool shares_vertex(const int *t, int v) { return (t[0] == v) | (t[1] == v) | (t[2] == v); }
 
 static inline bool fbox_overlap(const fbox *a, const fbox *b)
 {
@@ -652,47 +712,184 @@ static inline bool fbox_overlap(const fbox *a, const fbox *b)
 	       (a->lo[2] <= b->hi[2]) & (b->lo[2] <= a->hi[2]);
 }
 
-static inline bool vertex_in_box(const sim_collide *c, int v, const fbox *b)
+/* Whether two kinetic boxes meet at one time of the window.  Along each axis the gap
+ * between them is linear in tau, so its extremes are at the window's ends; the test is
+ * per axis (a common tau for the three axes is not required, which only keeps more). */
+static inline bool kbox_overlap(const kbox *a, const kbox *b)
 {
-	const float *lo = c->box_lo[v], *hi = c->box_hi[v];
-	return (lo[0] <= b->hi[0]) & (b->lo[0] <= hi[0]) & (lo[1] <= b->hi[1]) & (b->lo[1] <= hi[1]) &
-	       (lo[2] <= b->hi[2]) & (b->lo[2] <= hi[2]);
+	bool r = true;
+	for (int k = 0; k < 3; k++)
+		r &= ((b->lo0[k] <= a->hi0[k]) | (b->lo1[k] <= a->hi1[k])) & ((a->lo0[k] <= b->hi0[k]) | (a->lo1[k] <= b->hi1[k]));
+	return r;
 }
 
-/* A pair of overlapping triangles (collision indices) yields the vertex-face pairs of
- * the vertices each owns against the other triangle, and the edge-edge pairs of the
- * edges each owns, minus those whose primitives share a vertex or whose own boxes are
- * apart (a vertex's box against the triangle's, an edge's against the edge's).  The
- * lists have room for the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge):
- * every candidate is written and kept or not by the count alone. */
-static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
+/* The primitive pairs of triangles ta and tb: the vertices each owns against the other
+ * triangle, and the edges each owns against the other's, minus those whose primitives
+ * share a vertex and, with `boxes`, those whose own boxes are apart (a vertex's box
+ * against the triangle's, an edge's against the edge's).  The lists must have room for
+ * the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge): every pair is written
+ * and kept or not by the count alone. */
+static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io,
+                               bool boxes)
 {
-	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
-		return false;
 	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
-	const fbox *tbox = c->tri_box.data, *ebox = c->edge_box.data;
-	pair *vf = vfa->data, *ee = eea->data;
-	int nvf = vfa->count, nee = eea->count;
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data, *vkin = c->vkin;
+	int nvf = *nvf_io, nee = *nee_io;
 	for (int k = 0; k < A->nv; k++) {
 		vf[nvf] = (pair){A->v[k], tb};
-		nvf += !shares_vertex(B->tri, A->v[k]) & vertex_in_box(c, A->v[k], &tbox[tb]);
+		nvf += !shares_vertex(B->tri, A->v[k]) & (!boxes || kbox_overlap(&vkin[A->v[k]], &tkin[tb]));
 	}
 	for (int k = 0; k < B->nv; k++) {
 		vf[nvf] = (pair){B->v[k], ta};
-		nvf += !shares_vertex(A->tri, B->v[k]) & vertex_in_box(c, B->v[k], &tbox[ta]);
+		nvf += !shares_vertex(A->tri, B->v[k]) & (!boxes || kbox_overlap(&vkin[B->v[k]], &tkin[ta]));
 	}
 	for (int i = 0; i < A->ne; i++) {
 		const int *p = A->ev[i];
-		const fbox *bp = &ebox[A->e[i]];
 		for (int j = 0; j < B->ne; j++) {
 			const int *q = B->ev[j];
 			ee[nee] = (pair){A->e[i], B->e[j]};
-			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) & fbox_overlap(bp, &ebox[B->e[j]]);
+			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) &
+			       (!boxes || kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]));
 		}
 	}
-	vfa->count = nvf;
-	eea->count = nee;
+	*nvf_io = nvf;
+	*nee_io = nee;
+}
+
+static inline bool triangles_share_vertex(const int *a, const int *b)
+{
+	return shares_vertex(b, a[0]) | shares_vertex(b, a[1]) | shares_vertex(b, a[2]);
+}
+
+/* A pair of overlapping triangles (collision indices) from the traversal or a query:
+ * its primitive pairs whose boxes overlap.  Triangles that share a vertex are left to
+ * the adjacency list (adjacent_candidates). */
+static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
+{
+	const tri_own *own = c->own.data;
+	const kbox *tkin = c->tri_kin.data;
+	if (triangles_share_vertex(own[ta].tri, own[tb].tri) || !kbox_overlap(&tkin[ta], &tkin[tb]))
+		return true;
+	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
+		return false;
+	expand_pair(c, ta, tb, vfa->data, &vfa->count, eea->data, &eea->count, true);
 	return true;
+}
+
+static bool parallel(const sim_world *w);
+static bool merge_candidates(sim_collide *c, int blocks);
+
+/* Neighbour-list entries per block (vertex-face entries, then edge-edge ones, as one
+ * sequence): a block's output is merged in block order. */
+#define ADJ_BLOCK 8192
+
+typedef struct adjacent_task {
+	sim_collide *c;
+	bool dirty;  /* only the entries of a dirty triangle */
+	bool direct; /* inline: straight into c->vf and c->ee */
+} adjacent_task;
+
+static void adjacent_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const adjacent_task *t = ctx;
+	sim_collide *c = t->c;
+	const bool dirty = t->dirty;
+	const unsigned char *dt = c->tri_dirty.data;
+	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
+	for (int blk = start; blk < end; blk++) {
+		block_out *out = &c->blocks[blk];
+		darray *vfa = t->direct ? &c->vf : &out->vf, *eea = t->direct ? &c->ee : &out->ee;
+		int first = blk * ADJ_BLOCK, last = first + ADJ_BLOCK < total ? first + ADJ_BLOCK : total;
+		int vf_end = last < nvf_all ? last : nvf_all, ee_first = (first > nvf_all ? first : nvf_all) - nvf_all;
+		if (!reserve(vfa, sizeof(pair), vfa->count + (vf_end > first ? vf_end - first : 0)) ||
+		    !reserve(eea, sizeof(pair), eea->count + (last - nvf_all > ee_first ? last - nvf_all - ee_first : 0))) {
+			out->failed = true;
+			return;
+		}
+		pair *vf = vfa->data, *ee = eea->data;
+		int nvf = vfa->count, nee = eea->count;
+		for (int q = first; q < vf_end; q++) {
+			pair p = avf[q];
+			vf[nvf] = p;
+			nvf += (!dirty || (dt[vt[p.a]] | dt[p.b])) && kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+		}
+		for (int q = ee_first; q < last - nvf_all; q++) {
+			pair p = aee[q];
+			ee[nee] = p;
+			nee += (!dirty || (dt[et[p.a]] | dt[et[p.b]])) && kbox_overlap(&ekin[p.a], &ekin[p.b]);
+		}
+		vfa->count = nvf;
+		eea->count = nee;
+	}
+}
+
+/* The neighbour list's pairs whose boxes meet, appended to the candidates in list order;
+ * with `dirty`, only those of a dirty triangle (an in-place refresh: the others were
+ * kept). */
+static bool adjacent_candidates(sim_collide *c, const sim_world *w, bool dirty)
+{
+	int total = c->adj_vf.count + c->adj_ee.count, nblocks = (total + ADJ_BLOCK - 1) / ADJ_BLOCK;
+	bool par = parallel(w) && nblocks > 1;
+	if (!reserve_blocks(c, nblocks))
+		return false;
+	adjacent_task task = {c, dirty, !par};
+	sim_parallel_for(w, adjacent_range, nblocks, 1, &task);
+	bool ok = true;
+	for (int k = 0; k < nblocks; k++)
+		ok &= !c->blocks[k].failed;
+	return ok && (!par || merge_candidates(c, nblocks));
+}
+
+/* Fills adj_vf and adj_ee: for every cloth triangle ta, in order, the triangles tb > ta
+ * that share a vertex with it (each once, in the order its vertices' incidence lists
+ * meet them), and their primitive pairs, as the broad phase would have taken them with
+ * every box overlapping. */
+static bool build_adjacency(sim_collide *c, int nv, int nt)
+{
+	c->adj_vf.count = c->adj_ee.count = 0;
+	int *start = calloc((size_t)nv + 2, sizeof(int)), *inc = malloc(sizeof(int) * 3 * (size_t)(nt ? nt : 1));
+	int *seen = malloc(sizeof(int) * (size_t)(nt ? nt : 1));
+	bool ok = start && inc && seen;
+	const int *tri = c->tris.data, *towner = c->tri_owner.data;
+	if (ok) {
+		/* vertex -> triangles (CSR, triangles in index order) */
+		for (int k = 0; k < 3 * nt; k++)
+			start[tri[k] + 2]++;
+		for (int v = 0; v < nv; v++)
+			start[v + 2] += start[v + 1];
+		for (int t = 0; t < nt; t++)
+			for (int j = 0; j < 3; j++)
+				inc[start[tri[3 * t + j] + 1]++] = t;
+		/* start[v] to start[v + 1] now index v's triangles */
+		for (int t = 0; t < nt; t++)
+			seen[t] = -1;
+	}
+	for (int ta = 0; ok && ta < nt; ta++) {
+		if (c->owner_rigid[towner[ta]])
+			continue;
+		for (int j = 0; ok && j < 3; j++) {
+			int v = tri[3 * ta + j];
+			for (int k = start[v]; ok && k < start[v + 1]; k++) {
+				int tb = inc[k];
+				if (tb <= ta || seen[tb] == ta)
+					continue;
+				seen[tb] = ta;
+				ok = reserve(&c->adj_vf, sizeof(pair), c->adj_vf.count + 6) &&
+				     reserve(&c->adj_ee, sizeof(pair), c->adj_ee.count + 9);
+				if (ok)
+					expand_pair(c, ta, tb, c->adj_vf.data, &c->adj_vf.count, c->adj_ee.data, &c->adj_ee.count,
+					            false);
+			}
+		}
+	}
+	free(start);
+	free(inc);
+	free(seen);
+	return ok;
 }
 
 /* The traversal's report of two overlapping triangles, in tree-local indices. */
@@ -703,7 +900,24 @@ static void on_triangle_pair(void *user, int ta, int tb)
 		ctx->failed = true;
 }
 
-/* The box of triangle t and of edge e: the union of their vertices' boxes. */
+/* The union of n vertices' kinetic boxes: at each end of the window the union of their
+ * boxes there.  In between it holds them too (a minimum of linear functions lies above
+ * the interpolation of their minima). */
+static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out)
+{
+	*out = c->vkin[v[0]];
+	for (int j = 1; j < n; j++) {
+		const kbox *b = &c->vkin[v[j]];
+		for (int k = 0; k < 3; k++) {
+			out->lo0[k] = b->lo0[k] < out->lo0[k] ? b->lo0[k] : out->lo0[k];
+			out->hi0[k] = b->hi0[k] > out->hi0[k] ? b->hi0[k] : out->hi0[k];
+			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
+			out->hi1[k] = b->hi1[k] > out->hi1[k] ? b->hi1[k] : out->hi1[k];
+		}
+	}
+}
+
+/* The boxes of triangle t and of edge e: the unions of their vertices' boxes. */
 static void triangle_box(sim_collide *c, int t)
 {
 	const int *v = &((const int *)c->tris.data)[3 * t];
@@ -718,6 +932,7 @@ static void triangle_box(sim_collide *c, int t)
 		b->lo[k] = lo;
 		b->hi[k] = hi;
 	}
+	kbox_union(c, v, 3, &((kbox *)c->tri_kin.data)[t]);
 }
 
 static void edge_box(sim_collide *c, int e)
@@ -730,6 +945,41 @@ static void edge_box(sim_collide *c, int e)
 		b->lo[k] = lb < la ? lb : la;
 		b->hi[k] = ub > ua ? ub : ua;
 	}
+	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e]);
+}
+
+/* The boxes of a full broad phase, in ranges: each item writes only its own box. */
+#define BOX_RANGE 4096
+
+typedef struct box_task {
+	sim_collide *c;
+	float h, reach, still;
+} box_task;
+
+static void vertex_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const box_task *t = ctx;
+	for (int i = start; i < end; i++) {
+		vertex_box(t->c, i, t->h, t->reach, t->still);
+		t->c->escaped[i] = 0;
+	}
+}
+
+static void triangle_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const box_task *t = ctx;
+	for (int i = start; i < end; i++)
+		triangle_box(t->c, i);
+}
+
+static void edge_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const box_task *t = ctx;
+	for (int i = start; i < end; i++)
+		edge_box(t->c, i);
 }
 
 /* Every candidate is to be tested in the next sweep, and its start distance is unknown:
@@ -880,18 +1130,16 @@ static bool fit_trees(sim_collide *c)
 static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
 {
 	int64_t t0 = sim_now_ns();
-	float reach = (0.5f + BROAD_SLACK) * pad;
 	int nt = c->tris.count, ne = c->edges.count;
-	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne))
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
+	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
 		return false;
-	for (int i = 0; i < c->nv; i++) {
-		vertex_box(c, i, h, reach, BROAD_SLACK * pad);
-		c->escaped[i] = 0;
-	}
-	for (int t = 0; t < nt; t++)
-		triangle_box(c, t);
-	for (int e = 0; e < ne; e++)
-		edge_box(c, e);
+	/* a new window starts at this substep */
+	new_window(c, h);
+	box_task boxes = {c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
+	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, &boxes);
+	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, &boxes);
+	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, &boxes);
 	if (!fit_trees(c))
 		return false;
 	int64_t t1 = sim_now_ns();
@@ -936,6 +1184,8 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	for (int k = 0; k < njobs; k++)
 		ok &= !c->blocks[k].failed;
 	if (!ok || (par && !merge_candidates(c, njobs)))
+		return false;
+	if (w->def.self_collisions && !adjacent_candidates(c, w, false))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -1068,7 +1318,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * would leave its box soon anyway, and one refresh for many is cheaper than many;
 	 * vertices at rest keep theirs. */
 	if (start_margin >= 0.0f) /* at the start of a substep; during the sweeps only those out */
-		mark_escaped(c, h, start_margin, 0.5f * BROAD_SLACK * pad);
+		mark_escaped(c, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count, ne = c->edges.count;
 	const int *tri = c->tris.data;
@@ -1085,10 +1335,14 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 			memset(dirty, 0, (size_t)nt);
 		return broad_phase(c, w, h, pad, st);
 	}
-	float reach = (0.5f + BROAD_SLACK) * pad;
+	/* Past the window's end every moving box has left (mark_escaped): the boxes that
+	 * stay stand still and mean the same in a new window from this substep. */
+	if (c->tau + 1 > c->window)
+		new_window(c, h);
+	float reach = (0.5f + slack(c)) * pad, still = BROAD_STILL * slack(c) * pad;
 	for (int i = 0; i < c->nv; i++) {
 		if (c->escaped[i]) {
-			vertex_box(c, i, h, reach, BROAD_SLACK * pad);
+			vertex_box(c, i, h, reach, still);
 			c->escaped[i] = 0;
 		}
 	}
@@ -1112,12 +1366,14 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		return false;
 	query_task task = {c, w, list, nd, !par};
 	sim_parallel_for(w, query_range, nblocks, 1, &task);
-	if (nt > 0)
-		memset(dirty, 0, (size_t)nt);
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
-	if (!ok || (par && !merge_candidates(c, nblocks)))
+	ok = ok && (!par || merge_candidates(c, nblocks));
+	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, true));
+	if (nt > 0)
+		memset(dirty, 0, (size_t)nt);
+	if (!ok)
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -2431,6 +2687,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	if (!build_topology(c, w, nv))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	gather(c, w, h);
+	c->tau++; /* the boxes' clock: one substep on (a broad phase restarts it) */
 	float max_sep = 0.0f;
 	for (int i = 0; i < nv; i++)
 		max_sep = c->sep[i] > max_sep ? c->sep[i] : max_sep;

@@ -481,7 +481,8 @@ int sim_world_debug_vertex_count(const sim_world *world);
 int sim_world_debug_obstacle_vertices(const sim_world *world, vec4 *out, int capacity);
 /* The bounding boxes of the collision hierarchies (one per cloth object, then one per
  * plane, box or mesh obstacle) as last fitted by the pipeline: over each vertex's path
- * in the substep, padded by the separation and a slack.  Depth 0 is a tree's root;
+ * extrapolated to the end of the broad phase's window, padded by the separation and a
+ * slack.  Depth 0 is a tree's root;
  * below its leaves (up to four triangles each) come the triangles' own boxes, one level
  * deeper.  Writes those with depth in [depth_min, depth_max] as {min x, y, z, max x, y,
  * z, depth}, tree by tree, each in pre-order (a parent before its children), up to
