@@ -105,3 +105,8 @@ awk '/scripted grab:/ { for (i = 1; i <= NF; i++) if ($i == "followed") { split(
      END { exit moved > 0.25 ? 0 : 1 }' out.txt || { echo "FAIL: the grabbed vertex did not follow"; exit 1; }
 ]=])
 set_tests_properties(gpu_demo_headless PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+
+# The demo's GPU draw buffers change hands through the simulation thread's triple buffer:
+# the writer never gets the slot the window holds, and sees the window's marks (its
+# fences, in the demo) when it gets the slot back.  Threads, no GL.
+tela_add_test(test_gpu_ring SOURCES test_gpu_ring.c LIBS tela_demo_core tela_scenes tela_sim LABELS "gpu;unit")
