@@ -43,7 +43,8 @@ sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int 
 
 /* Per-vertex normals on the GPU (shaders/gpu_normals.comp), the renderer's formula and
  * order (rd_vertex_normals): with `on`, every gpu_backend_step ends with
- * gpu_backend_normals.  Off by default (the demo still draws from the CPU's snapshot). */
+ * gpu_backend_normals.  Off by default: the demo calls gpu_backend_normals itself, once
+ * per published state rather than per step (app/demo_gpu.c). */
 void gpu_backend_set_normals(gpu_backend *g, bool on);
 
 /* Uploads the world's current positions and computes their normals on the GPU; false on
