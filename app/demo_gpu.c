@@ -59,8 +59,8 @@ static bool gpu_publish(void *user, const sim_world *world, int slot, st_gpu_dra
 	/* the window has waited on it, or never will: a deleted fence another context still
 	 * waits on lives until that wait is over */
 	delete_fence(&g->written[slot]);
-	GLsizeiptr bytes = (GLsizeiptr)sizeof(vec4) * n;
 	if (g->draw_vertices[slot] != n) {
+		GLsizeiptr bytes = (GLsizeiptr)sizeof(vec4) * n;
 		if (!g->draw_buffer[slot])
 			glGenBuffers(1, &g->draw_buffer[slot]);
 		glBindBuffer(GL_COPY_WRITE_BUFFER, g->draw_buffer[slot]);
@@ -68,19 +68,8 @@ static bool gpu_publish(void *user, const sim_world *world, int slot, st_gpu_dra
 		glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
 		g->draw_vertices[slot] = n;
 	}
-	/* The step's final positions are the CPU's (its collisions and constraints corrected
-	 * the GPU's candidate): the normals pass uploads them into its positions buffer and
-	 * computes their normals, and both are copied into the slot's buffer. */
-	if (!gpu_backend_normals(g->backend, world))
+	if (!gpu_backend_fill_draw_buffer(g->backend, world, g->draw_buffer[slot]))
 		return false;
-	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT); /* the kernel's writes, before the copy reads */
-	glBindBuffer(GL_COPY_READ_BUFFER, gpu_backend_positions_buffer(g->backend));
-	glBindBuffer(GL_COPY_WRITE_BUFFER, g->draw_buffer[slot]);
-	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
-	glBindBuffer(GL_COPY_READ_BUFFER, gpu_backend_normals_buffer(g->backend));
-	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, bytes, bytes);
-	glBindBuffer(GL_COPY_READ_BUFFER, 0);
-	glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
 	GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
 	/* another context's wait on an unflushed fence may never end */
 	glFlush();

@@ -56,6 +56,12 @@ bool gpu_backend_normals(gpu_backend *g, const sim_world *w);
 unsigned gpu_backend_normals_buffer(const gpu_backend *g);
 unsigned gpu_backend_positions_buffer(const gpu_backend *g);
 
+/* The demo's draw buffer (docs/gpu.md, "The demo draws from the GPU"): the normals pass
+ * for the world's current positions, then those positions and their normals copied into
+ * `buffer` (at least 2 n vec4: n positions, then n normals).  Only queued; the caller
+ * fences it.  false on a GL error. */
+bool gpu_backend_fill_draw_buffer(gpu_backend *g, const sim_world *w, unsigned buffer);
+
 /* Where the time of gpu_backend_step went, summed since creation (wall clock on the CPU):
  * writing the state into the mapped upload buffer, waiting for the GPU (copies and
  * dispatches), and reading the result back from the mapped download buffer. */
