@@ -1,11 +1,18 @@
 /* tela bench gpu: the integrators on the CPU and on the GPU (issue 7, seed 003's
- * comparison), written as a CSV and three SVG charts.  A benchmark, not a test: it
- * prints what it measured and the command behind it. */
+ * comparison), written as a CSV and three SVG charts, and (--only draw) what the demo's
+ * drawing straight from the GPU costs against drawing from the CPU's copy.  A benchmark,
+ * not a test: it prints what it measured and the command behind it. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef GLEW_NO_GLU
+#define GLEW_NO_GLU /* app/CMakeLists.txt defines it too */
+#endif
+#include <GL/glew.h>
+
 #include "bench_gpu.h"
 
 #include "cli.h"
 #include "gpu_session.h"
+#include "render.h"
 #include "svg_plot.h"
 
 #include "scenes/scenes.h"
@@ -19,8 +26,9 @@
 #define MAX_SIZES 16
 #define NI SIM_INTEGRATOR_COUNT
 
-/* The three parts; --only picks some. */
-enum { PART_THROUGHPUT = 1, PART_STABILITY = 2, PART_ELONGATION = 4, PART_ALL = 7 };
+/* The three parts of the comparison; --only picks some.  The draw hand-over runs only
+ * when --only names it. */
+enum { PART_THROUGHPUT = 1, PART_STABILITY = 2, PART_ELONGATION = 4, PART_ALL = 7, PART_DRAW = 8 };
 
 typedef struct gpu_bench_options {
 	const char *csv_path, *svg_prefix;
@@ -54,9 +62,11 @@ static int parse_options(int argc, char **argv, gpu_bench_options *o)
 				unsigned part = strcmp(tok, "throughput") == 0   ? PART_THROUGHPUT
 				                : strcmp(tok, "stability") == 0  ? PART_STABILITY
 				                : strcmp(tok, "elongation") == 0 ? PART_ELONGATION
+				                : strcmp(tok, "draw") == 0       ? PART_DRAW
 				                                                 : 0;
 				if (!part)
-					return cli_usage_error("bench", "--only: '%s' is not throughput, stability or elongation", tok);
+					return cli_usage_error("bench", "--only: '%s' is not throughput, stability, elongation or draw",
+					                       tok);
 				o->parts |= part;
 			}
 			if (!o->parts)
@@ -141,6 +151,90 @@ static throughput measure_throughput(gpu_session *gpu, int n, sim_integrator int
 	}
 	sim_world_destroy(&w);
 	return t;
+}
+
+/* ---- the demo's draw hand-over ------------------------------------------------------------- */
+
+/* Per published state, wall clock on the calling thread, us: "gpu" is what the simulation
+ * thread does with the GPU integrator on (gpu_backend_fill_draw_buffer and a fence: the
+ * upload of the final positions, the normals kernel, two copies), queued and then waited
+ * for; "cpu" is what the window does per frame without it (rd_vertex_normals, the
+ * interleaving and the upload of 24 bytes per vertex), queued and waited for likewise. */
+typedef struct draw_cost {
+	double gpu_queue_us, gpu_done_us, cpu_queue_us, cpu_done_us;
+} draw_cost;
+
+static void wait_all(void)
+{
+	GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+	glClientWaitSync(f, GL_SYNC_FLUSH_COMMANDS_BIT, UINT64_MAX);
+	glDeleteSync(f);
+}
+
+static draw_cost measure_draw(gpu_session *gpu, int n, long steps, float dt)
+{
+	draw_cost c = {NAN, NAN, NAN, NAN};
+	sim_world *w = bench_cloth(n, 0.01f, 2.0f, SIM_SYMPLECTIC, 1e-4f, false);
+	int vertices = w ? sim_world_vertex_count(w) : 0, triangles = w ? sim_world_triangle_total(w) : 0;
+	unsigned *tri = malloc(sizeof(unsigned) * 3 * (size_t)(triangles > 0 ? triangles : 1));
+	vec3 *normals = malloc(sizeof(vec3) * (size_t)(vertices > 0 ? vertices : 1));
+	float *interleaved = malloc(sizeof(float) * 6 * (size_t)(vertices > 0 ? vertices : 1));
+	if (!w || !tri || !normals || !interleaved || gpu_backend_step(gpu->backend, w, dt) != SIM_OK) {
+		free(tri), free(normals), free(interleaved);
+		sim_world_destroy(&w);
+		return c;
+	}
+	const int *wt = sim_world_triangles(w);
+	for (int k = 0; k < 3 * triangles; k++)
+		tri[k] = (unsigned)wt[k];
+	GLuint buffer[2];
+	glGenBuffers(2, buffer);
+	glBindBuffer(GL_COPY_WRITE_BUFFER, buffer[0]);
+	glBufferData(GL_COPY_WRITE_BUFFER, (GLsizeiptr)(2 * sizeof(vec4)) * vertices, NULL, GL_DYNAMIC_COPY);
+	glBindBuffer(GL_ARRAY_BUFFER, buffer[1]);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(6 * sizeof(float)) * vertices, NULL, GL_DYNAMIC_DRAW);
+	double gq = 0, gd = 0, cq = 0, cd = 0;
+	long done = 0;
+	bool ok = true;
+	for (long k = -3; k < steps && ok; k++) { /* 3 warm-up rounds */
+		ok = gpu_backend_step(gpu->backend, w, dt) == SIM_OK;
+		wait_all();
+		int64_t t0 = cli_now_ns();
+		ok = ok && gpu_backend_fill_draw_buffer(gpu->backend, w, buffer[0]);
+		GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+		glFlush();
+		int64_t t1 = cli_now_ns();
+		glClientWaitSync(f, GL_SYNC_FLUSH_COMMANDS_BIT, UINT64_MAX);
+		glDeleteSync(f);
+		int64_t t2 = cli_now_ns();
+		const vec4 *x = sim_world_positions(w);
+		rd_vertex_normals(x, vertices, tri, triangles, normals);
+		for (int i = 0; i < vertices; i++) {
+			memcpy(interleaved + 6 * i, x[i], 3 * sizeof(float));
+			memcpy(interleaved + 6 * i + 3, normals[i], 3 * sizeof(float));
+		}
+		glBindBuffer(GL_ARRAY_BUFFER, buffer[1]);
+		glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)(6 * sizeof(float)) * vertices, interleaved);
+		f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+		glFlush();
+		int64_t t3 = cli_now_ns();
+		glClientWaitSync(f, GL_SYNC_FLUSH_COMMANDS_BIT, UINT64_MAX);
+		glDeleteSync(f);
+		int64_t t4 = cli_now_ns();
+		if (k >= 0) {
+			gq += (double)(t1 - t0), gd += (double)(t2 - t0), cq += (double)(t3 - t2), cd += (double)(t4 - t2);
+			done++;
+		}
+	}
+	glBindBuffer(GL_ARRAY_BUFFER, 0);
+	glDeleteBuffers(2, buffer);
+	ok = ok && glGetError() == GL_NO_ERROR;
+	if (ok && done > 0)
+		c = (draw_cost){gq * 1e-3 / (double)done, gd * 1e-3 / (double)done, cq * 1e-3 / (double)done,
+		                cd * 1e-3 / (double)done};
+	free(tri), free(normals), free(interleaved);
+	sim_world_destroy(&w);
+	return c;
 }
 
 /* ---- stability ----------------------------------------------------------------------------- */
@@ -403,6 +497,26 @@ int bench_gpu(int argc, char **argv)
 		static const char *const vn[5] = {"no-provot", "provot", "no-provot", "provot", "provot-on-gpu"};
 		for (int v = 0; v < 5; v++)
 			csv_row(csv, "peak_strain", integ, v < 2 ? "cpu" : "gpu", vn[v], 20, 0.001, elong[5 * k + v], 1500);
+	}
+	if ((o.parts & PART_DRAW) && gpu) {
+		printf("\nthe demo's cloth per published state, us (docs/gpu.md, \"The demo draws from the GPU\"): the\n"
+		       "simulation thread's fill of a draw buffer (upload, normals kernel, copies) against the window's\n"
+		       "CPU normals and upload; queued, and until a fence signalled; %ld states after 3 warm-up\n",
+		       o.steps);
+		printf("%5s %8s %11s %11s %11s %11s\n", "n", "vertices", "gpu-queue", "gpu-done", "cpu-queue", "cpu-done");
+	} else if (o.parts & PART_DRAW) {
+		fprintf(stderr, "tela bench gpu: no GPU, so no draw hand-over figures\n");
+	}
+	for (int s = 0; s < o.size_count && (o.parts & PART_DRAW) && gpu; s++) {
+		int n = o.sizes[s];
+		draw_cost c = measure_draw(gpu, n, o.steps, dt);
+		printf("%5d %8d %11.1f %11.1f %11.1f %11.1f\n", n, n * n, c.gpu_queue_us, c.gpu_done_us, c.cpu_queue_us,
+		       c.cpu_done_us);
+		fflush(stdout);
+		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "gpu", "queue", n, dt, c.gpu_queue_us, o.steps);
+		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "gpu", "done", n, dt, c.gpu_done_us, o.steps);
+		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "queue", n, dt, c.cpu_queue_us, o.steps);
+		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "done", n, dt, c.cpu_done_us, o.steps);
 	}
 	if (o.svg_prefix)
 		rc = write_plots(&o, renderer, tp, stable, elong);

@@ -731,6 +731,10 @@ static bool handle_events(demo *d)
 /* Takes the newest snapshot, and feeds the plots when its statistics are new. */
 static void latest(demo *d)
 {
+	/* This call may hand the current snapshot's slot back to the simulation thread,
+	 * which then refills its GPU draw buffer: first fence what was drawn from it. */
+	if (d->snapshot)
+		demo_gpu_drawn(&d->gpu, &d->snapshot->gpu_draw);
 	d->snapshot = st_latest(d->sim);
 	const st_snapshot *s = d->snapshot;
 	if (s->stats_steps == d->plot_stats_steps)
@@ -1200,6 +1204,9 @@ static void fill_frame(demo *d, rd_frame *out)
 		f.pointer.hover_vertex = d->hover;
 	}
 	f.pointer.grabbed_vertex = d->snapshot->grabbed_vertex;
+	/* issue 7: the GPU integrator left this state in a buffer of its own */
+	f.cloth_buffer = d->snapshot->gpu_draw.buffer;
+	f.cloth_fence = d->snapshot->gpu_draw.fence;
 	*out = f;
 }
 

@@ -797,6 +797,25 @@ bool gpu_backend_normals(gpu_backend *g, const sim_world *w)
 	return g->normals_valid;
 }
 
+/* The step's final positions are the CPU's (its collisions and constraints corrected the
+ * GPU's candidate): the normals pass uploads them into X and computes their normals, and
+ * both are copied from there. */
+bool gpu_backend_fill_draw_buffer(gpu_backend *g, const sim_world *w, unsigned buffer)
+{
+	if (!buffer || !gpu_backend_normals(g, w))
+		return false;
+	GLsizeiptr bytes = (GLsizeiptr)sizeof(vec4) * sim_world_vertex_count(w);
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT); /* the kernel's writes, before the copy reads */
+	glBindBuffer(GL_COPY_READ_BUFFER, g->state[B_X]);
+	glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
+	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
+	glBindBuffer(GL_COPY_READ_BUFFER, g->normals);
+	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, bytes, bytes);
+	glBindBuffer(GL_COPY_READ_BUFFER, 0);
+	glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+	return glGetError() == GL_NO_ERROR;
+}
+
 unsigned gpu_backend_normals_buffer(const gpu_backend *g) { return g->normals_valid ? g->normals : 0; }
 
 unsigned gpu_backend_positions_buffer(const gpu_backend *g) { return g->normals_valid ? g->state[B_X] : 0; }

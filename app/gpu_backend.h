@@ -43,7 +43,8 @@ sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int 
 
 /* Per-vertex normals on the GPU (shaders/gpu_normals.comp), the renderer's formula and
  * order (rd_vertex_normals): with `on`, every gpu_backend_step ends with
- * gpu_backend_normals.  Off by default (the demo still draws from the CPU's snapshot). */
+ * gpu_backend_normals.  Off by default: the demo calls gpu_backend_normals itself, once
+ * per published state rather than per step (app/demo_gpu.c). */
 void gpu_backend_set_normals(gpu_backend *g, bool on);
 
 /* Uploads the world's current positions and computes their normals on the GPU; false on
@@ -54,6 +55,12 @@ bool gpu_backend_normals(gpu_backend *g, const sim_world *w);
  * last made. */
 unsigned gpu_backend_normals_buffer(const gpu_backend *g);
 unsigned gpu_backend_positions_buffer(const gpu_backend *g);
+
+/* The demo's draw buffer (docs/gpu.md, "The demo draws from the GPU"): the normals pass
+ * for the world's current positions, then those positions and their normals copied into
+ * `buffer` (at least 2 n vec4: n positions, then n normals).  Only queued; the caller
+ * fences it.  false on a GL error. */
+bool gpu_backend_fill_draw_buffer(gpu_backend *g, const sim_world *w, unsigned buffer);
 
 /* Where the time of gpu_backend_step went, summed since creation (wall clock on the CPU):
  * writing the state into the mapped upload buffer, waiting for the GPU (copies and

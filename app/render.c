@@ -8,7 +8,10 @@
  *
  * The cloth's normals are recomputed on the CPU every frame from the snapshot: the
  * snapshot holds positions only, the cloth deforms every step, and a CPU pass over a
- * few thousand vertices costs less than the buffer upload it feeds.  Everything else
+ * few thousand vertices costs less than the buffer upload it feeds.  When the GPU
+ * integrator publishes the cloth in a buffer of its own with its normals beside it
+ * (rd_frame.cloth_buffer, docs/gpu.md), the cloth is drawn straight from that instead,
+ * through a second pair of vertex arrays whose attributes point into it.  Everything else
  * (obstacle meshes, the grid, the unit shapes) is built once in rd_create. */
 #ifndef GLEW_NO_GLU
 #define GLEW_NO_GLU /* app/CMakeLists.txt defines it too: the renderer needs no GLU */
@@ -76,6 +79,9 @@ typedef struct rd_cloth {
 	float color[3];
 	GLuint vbo, ebo_triangles, ebo_edges;
 	GLuint vao_triangles, vao_edges;
+	/* The same elements with the attributes in rd_frame.cloth_buffer (set per frame: the
+	 * buffer changes with the slot the snapshot came in). */
+	GLuint vao_gpu_triangles, vao_gpu_edges;
 	GLsizei edge_index_count;
 } rd_cloth;
 
@@ -103,6 +109,7 @@ struct rd_renderer {
 	float *vertex_scratch; /* position and normal, 6 floats per vertex */
 	vec3 *normal_scratch;
 	int scratch_vertices;
+	int64_t buffer_frames, upload_frames;
 	int error_count;
 	bool debug_callback;
 	uint64_t seen[SEEN_MAX]; /* hashes of the debug messages already printed */
@@ -562,6 +569,8 @@ static bool build_cloth(rd_cloth *c, const st_object *src, char *error, int erro
 	glGenBuffers(1, &c->ebo_edges);
 	glGenVertexArrays(1, &c->vao_triangles);
 	glGenVertexArrays(1, &c->vao_edges);
+	glGenVertexArrays(1, &c->vao_gpu_triangles);
+	glGenVertexArrays(1, &c->vao_gpu_edges);
 	glBindBuffer(GL_ARRAY_BUFFER, c->vbo);
 	/* Filled every frame; DYNAMIC tells the driver so. */
 	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(c->vertex_count ? c->vertex_count : 1) * 6 * (GLsizeiptr)sizeof(float),
@@ -576,6 +585,10 @@ static bool build_cloth(rd_cloth *c, const st_object *src, char *error, int erro
 	glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)edge_count * (GLsizeiptr)sizeof(unsigned), edges,
 	             GL_STATIC_DRAW);
 	vertex_layout();
+	glBindVertexArray(c->vao_gpu_triangles);
+	glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, c->ebo_triangles);
+	glBindVertexArray(c->vao_gpu_edges);
+	glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, c->ebo_edges);
 	glBindVertexArray(0);
 	free(edges);
 	return true;
@@ -760,6 +773,8 @@ void rd_destroy(rd_renderer **renderer)
 		rd_cloth *c = &r->cloths[o];
 		glDeleteVertexArrays(1, &c->vao_triangles);
 		glDeleteVertexArrays(1, &c->vao_edges);
+		glDeleteVertexArrays(1, &c->vao_gpu_triangles);
+		glDeleteVertexArrays(1, &c->vao_gpu_edges);
 		glDeleteBuffers(1, &c->vbo);
 		glDeleteBuffers(1, &c->ebo_triangles);
 		glDeleteBuffers(1, &c->ebo_edges);
@@ -782,6 +797,9 @@ void rd_destroy(rd_renderer **renderer)
 	free(r);
 	*renderer = NULL;
 }
+
+int64_t rd_cloth_buffer_frames(const rd_renderer *renderer) { return renderer ? renderer->buffer_frames : 0; }
+int64_t rd_cloth_upload_frames(const rd_renderer *renderer) { return renderer ? renderer->upload_frames : 0; }
 
 int rd_gl_error_count(const rd_renderer *renderer)
 {
@@ -890,19 +908,55 @@ static void draw_obstacles(const rd_renderer *r, const draw_ctx *d, const st_sna
 	}
 }
 
-static void draw_cloths(rd_renderer *r, const draw_ctx *d, const st_snapshot *s, rd_style style)
+/* Points a cloth's GPU vertex arrays into `buffer`: positions from the cloth's first
+ * vertex on, normals from `vertex_count` vec4 later (the layout of st_gpu_draw). */
+static void gpu_vertex_layout(const rd_cloth *c, GLuint buffer, int vertex_count)
 {
+	const GLuint vaos[2] = {c->vao_gpu_triangles, c->vao_gpu_edges};
+	size_t stride = 4 * sizeof(float);
+	size_t positions = (size_t)c->first_vertex * stride;
+	size_t normals = ((size_t)vertex_count + (size_t)c->first_vertex) * stride;
+	glBindBuffer(GL_ARRAY_BUFFER, buffer);
+	for (int k = 0; k < 2; k++) {
+		glBindVertexArray(vaos[k]);
+		glEnableVertexAttribArray(0);
+		glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, (GLsizei)stride, (const void *)positions);
+		glEnableVertexAttribArray(1);
+		glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, (GLsizei)stride, (const void *)normals);
+	}
+	glBindVertexArray(0);
+}
+
+static void draw_cloths(rd_renderer *r, const draw_ctx *d, const rd_frame *f, rd_style style)
+{
+	const st_snapshot *s = f->snapshot;
 	if (!s || !s->positions)
 		return;
+	bool from_gpu = f->cloth_buffer != 0;
+	if (from_gpu) {
+		/* The simulation thread's context wrote the buffer; its fence orders that before
+		 * our reads without blocking this thread (the GL server waits, not the CPU). */
+		if (f->cloth_fence)
+			glWaitSync((GLsync)f->cloth_fence, 0, GL_TIMEOUT_IGNORED);
+		r->buffer_frames++;
+	} else {
+		r->upload_frames++;
+	}
 	mat4 identity = GLM_MAT4_IDENTITY_INIT;
 	for (int o = 0; o < r->cloth_count; o++) {
 		const rd_cloth *c = &r->cloths[o];
 		if (c->vertex_count == 0 || c->triangle_count == 0 || c->first_vertex > s->vertex_count - c->vertex_count)
 			continue;
-		cloth_vertices(r, c, s->positions + c->first_vertex);
-		glBindBuffer(GL_ARRAY_BUFFER, c->vbo);
-		glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)c->vertex_count * 6 * (GLsizeiptr)sizeof(float),
-		                r->vertex_scratch);
+		GLuint vao_triangles = c->vao_triangles, vao_edges = c->vao_edges;
+		if (from_gpu) {
+			gpu_vertex_layout(c, f->cloth_buffer, s->vertex_count);
+			vao_triangles = c->vao_gpu_triangles, vao_edges = c->vao_gpu_edges;
+		} else {
+			cloth_vertices(r, c, s->positions + c->first_vertex);
+			glBindBuffer(GL_ARRAY_BUFFER, c->vbo);
+			glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)c->vertex_count * 6 * (GLsizeiptr)sizeof(float),
+			                r->vertex_scratch);
+		}
 		if (style != RD_WIREFRAME) {
 			use_program(d, r->mesh_program);
 			set_model(d, identity);
@@ -913,7 +967,7 @@ static void draw_cloths(rd_renderer *r, const draw_ctx *d, const st_snapshot *s,
 				glEnable(GL_POLYGON_OFFSET_FILL);
 				glPolygonOffset(1.0f, 1.0f);
 			}
-			glBindVertexArray(c->vao_triangles);
+			glBindVertexArray(vao_triangles);
 			glDrawElements(GL_TRIANGLES, 3 * c->triangle_count, GL_UNSIGNED_INT, (const void *)0);
 			glDisable(GL_POLYGON_OFFSET_FILL);
 		}
@@ -925,7 +979,7 @@ static void draw_cloths(rd_renderer *r, const draw_ctx *d, const st_snapshot *s,
 			float k = style == RD_WIREFRAME ? 1.0f : 0.25f;
 			glUniform4f(LOC_COLOR, k * c->color[0], k * c->color[1], k * c->color[2], 1.0f);
 			glUniform2f(LOC_FADE_RANGE, 0.0f, 0.0f);
-			glBindVertexArray(c->vao_edges);
+			glBindVertexArray(vao_edges);
 			glDrawElements(GL_LINES, c->edge_index_count, GL_UNSIGNED_INT, (const void *)0);
 		}
 	}
@@ -1063,7 +1117,7 @@ void rd_draw(rd_renderer *renderer, const rd_frame *frame)
 
 	rd_style style = (unsigned)frame->style < RD_STYLE_COUNT ? frame->style : RD_SOLID;
 	draw_obstacles(r, &d, frame->snapshot);
-	draw_cloths(r, &d, frame->snapshot, style);
+	draw_cloths(r, &d, frame, style);
 	draw_pointer_solids(r, &d, frame);
 
 	/* Translucent lines last, over the finished depth buffer and without writing it.

@@ -40,6 +40,13 @@ typedef struct rd_frame {
 	 * view; `view` still gives the viewport size and the point the floor grid follows. */
 	bool use_matrices;
 	float view_matrix[16], projection_matrix[16];
+	/* Issue 7: the snapshot's cloth as the GPU integrator left it (snapshot->gpu_draw):
+	 * non-zero, a GL buffer of the current context's share group holding every vertex's
+	 * position and then every vertex's normal (vec4 each); rd_draw makes the GL server
+	 * wait for cloth_fence (a GLsync; no CPU stall) and sources the cloth's vertices from
+	 * it instead of uploading snapshot->positions with normals computed on the CPU. */
+	unsigned cloth_buffer;
+	void *cloth_fence;
 } rd_frame;
 
 typedef struct rd_renderer rd_renderer;
@@ -66,6 +73,11 @@ bool rd_read_rgba(int width, int height, uint8_t *rgba);
  * normals kernel (gpu_backend_normals) is checked against this. */
 void rd_vertex_normals(const vec4 *positions, int vertex_count, const unsigned *triangles, int triangle_count,
                        vec3 *normals);
+
+/* Frames whose cloth rd_draw sourced from rd_frame.cloth_buffer, and frames it uploaded
+ * from the snapshot, since rd_create. */
+int64_t rd_cloth_buffer_frames(const rd_renderer *renderer);
+int64_t rd_cloth_upload_frames(const rd_renderer *renderer);
 
 /* Number of GL debug messages of high or medium severity since rd_create (the tests
  * require none). */

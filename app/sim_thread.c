@@ -77,7 +77,7 @@ struct st_thread {
 
 	/* The triple buffer: the writer owns slots[write_slot], the reader slots[read_slot],
 	 * and `middle` names the third (TB_DIRTY when it is newer than the reader's). */
-	st_snapshot slots[3];
+	st_snapshot slots[ST_SLOTS];
 	int write_slot;
 	int read_slot;
 	atomic_uint middle;
@@ -445,6 +445,13 @@ static void publish(st_thread *t)
 	s->grabbed_count = t->grab.count;
 	grab_force(&t->grab, w, s->grab_force);
 	s->stepper_on = t->stepper_last;
+	s->gpu_draw = (st_gpu_draw){.slot = -1};
+	const st_stepper *sp = t->options.stepper;
+	if (t->use_stepper && t->stepper_last && sp->publish) {
+		st_gpu_draw g = {.slot = t->write_slot};
+		if (sp->publish(sp->user, w, t->write_slot, &g) && g.buffer)
+			s->gpu_draw = g;
+	}
 	memcpy(s->message, t->message, sizeof s->message);
 	s->commands = t->commands;
 	s->serial = ++t->serial;

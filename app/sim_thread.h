@@ -41,6 +41,17 @@ typedef struct st_layout {
 	float dt;
 } st_layout;
 
+/* Issue 7: where a publication's cloth also lies on the GPU, ready to draw (see
+ * st_stepper.publish).  buffer 0: nowhere, the renderer draws `positions`. */
+typedef struct st_gpu_draw {
+	int slot;       /* the snapshot slot (0 .. ST_SLOTS - 1) the buffer belongs to; -1: none */
+	unsigned buffer; /* a GL buffer name: vertex_count positions, then vertex_count normals (vec4 each) */
+	void *fence;     /* a GLsync the reader waits on (server side) before drawing from it */
+} st_gpu_draw;
+
+/* Publications in flight: the writer's, the newest, the reader's (a triple buffer). */
+#define ST_SLOTS 3
+
 /* One published state. */
 typedef struct st_snapshot {
 	uint64_t serial;         /* increases with every publication */
@@ -70,6 +81,7 @@ typedef struct st_snapshot {
 	vec3 grab_force;         /* N, the coupling force on the grabbed vertices, summed */
 	char message[256];       /* the last event worth showing (blow-up and recovery, reset) */
 	bool stepper_on;         /* issue 7: options.stepper made the last step */
+	st_gpu_draw gpu_draw;    /* issue 7: the same state on the GPU, when the stepper published it */
 
 	/* The seed's debug views (ST_SET_DEBUG), of the step this publication follows; every
 	 * count is 0 (and debug_predicted NULL) for what is not on.  The arrays belong to the
@@ -148,6 +160,15 @@ typedef struct st_stepper {
 	bool (*begin)(void *user, char *message, int message_size);
 	sim_result (*step)(void *user, sim_world *world, float dt);
 	void (*end)(void *user);
+	/* Optional: called on the thread while the stepper is selected and made the last
+	 * step, as the world's state is published into snapshot slot `slot`; what it fills
+	 * in `out` reaches the reader as the snapshot's gpu_draw (false: nothing, the reader
+	 * draws the copied positions).  The triple buffer's promise, which the stepper builds
+	 * on: slot k is handed to publish only while the reader does not hold slot k, i.e.
+	 * not between the st_latest call that returned the snapshot in slot k and the reader's
+	 * next st_latest call, and everything the reader wrote before that next call
+	 * happens before publish(k) (docs/gpu.md, "The demo draws from the GPU"). */
+	bool (*publish)(void *user, const sim_world *world, int slot, st_gpu_draw *out);
 } st_stepper;
 
 typedef struct st_options {

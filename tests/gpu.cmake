@@ -65,6 +65,11 @@ if(XVFB_RUN)
            COMMAND "${XVFB_RUN}" -a -s "-screen 0 640x480x24" $<TARGET_FILE:test_gpu> test_demo_switch)
   set_tests_properties(test_gpu_demo_xvfb PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
     ENVIRONMENT "SDL_VIDEODRIVER=x11;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+  # and the window drawing from the simulation thread's buffers across two GLX contexts
+  add_test(NAME test_gpu_draw_xvfb
+           COMMAND "${XVFB_RUN}" -a -s "-screen 0 640x480x24" $<TARGET_FILE:test_gpu> test_demo_draws_from_gpu_buffer)
+  set_tests_properties(test_gpu_draw_xvfb PROPERTIES LABELS gpu TIMEOUT 600 SKIP_RETURN_CODE 77
+    ENVIRONMENT "SDL_VIDEODRIVER=x11;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
 endif()
 
 # `tela bench gpu` writes what docs/benchmarks.md shows (a benchmark, so nothing here is
@@ -90,7 +95,17 @@ lines=$(grep -c '<polyline' "$svg")
 [ ! -e "$2/g-stability.svg" ] && [ ! -e "$2/g-elongation.svg" ] || { echo "FAIL: charts of parts not run"; exit 1; }
 ]=])
 set_tests_properties(gpu_bench_outputs PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
-tela_add_exit_test(gpu_bench_bad_part LABELS "gpu;unit" CODE 2 MATCH "--only: 'speed' is not throughput, stability or elongation"
+# --only draw: the demo's draw hand-over, four finite positive figures per size, and
+# nothing of the other parts.
+tela_add_sh_test(gpu_bench_draw gpu [=[
+mkdir -p "$2" || exit 1
+"$1" bench gpu --only draw --sizes 4,8 --steps 2 --csv "$2/d.csv" >"$2/out.txt" 2>&1 || { cat "$2/out.txt"; exit 1; }
+cat "$2/out.txt"
+awk -F, 'NR > 1 { if ($1 != "draw_us" || !($8 + 0 > 0) || $8 == "nan" || $8 == "inf") { print "FAIL: " $0; bad = 1 }; rows++ }
+END { if (rows != 2 * 4) { print "FAIL: " rows " rows"; bad = 1 }; exit bad }' "$2/d.csv"
+]=])
+set_tests_properties(gpu_bench_draw PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+tela_add_exit_test(gpu_bench_bad_part LABELS "gpu;unit" CODE 2 MATCH "--only: 'speed' is not throughput, stability, elongation or draw"
                    ARGS bench gpu --only speed)
 
 # The headless demo with `--backend gpu`: the simulation thread steps on the GPU and the
@@ -105,3 +120,8 @@ awk '/scripted grab:/ { for (i = 1; i <= NF; i++) if ($i == "followed") { split(
      END { exit moved > 0.25 ? 0 : 1 }' out.txt || { echo "FAIL: the grabbed vertex did not follow"; exit 1; }
 ]=])
 set_tests_properties(gpu_demo_headless PROPERTIES ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+
+# The demo's GPU draw buffers change hands through the simulation thread's triple buffer:
+# the writer never gets the slot the window holds, and sees the window's marks (its
+# fences, in the demo) when it gets the slot back.  Threads, no GL.
+tela_add_test(test_gpu_ring SOURCES test_gpu_ring.c LIBS tela_demo_core tela_scenes tela_sim LABELS "gpu;unit")

@@ -10,6 +10,7 @@
 #include "gpu_backend.h"
 #include "panel.h"
 #include "render.h"
+#include "scenes/scenes.h"
 
 #include <GL/glew.h>
 
@@ -557,6 +558,193 @@ static void test_demo_switch(void)
 	demo_destroy(&d);
 }
 
+/* Waits (calling demo_snapshot, as frames do) until the demo's snapshot has `steps`. */
+static const st_snapshot *snapshot_at(demo *d, int64_t steps)
+{
+	const st_snapshot *s = demo_snapshot(d);
+	for (Uint64 until = SDL_GetTicks64() + 60000; s->steps < steps && SDL_GetTicks64() < until;) {
+		SDL_Delay(1);
+		s = demo_snapshot(d);
+	}
+	return s->steps >= steps ? s : NULL;
+}
+
+/* Channels of two RGBA pictures that differ, and the largest difference. */
+static long picture_diff(const uint8_t *a, const uint8_t *b, size_t bytes, int *largest)
+{
+	long n = 0;
+	*largest = 0;
+	for (size_t i = 0; i < bytes; i++) {
+		int e = abs((int)a[i] - (int)b[i]);
+		n += e != 0;
+		if (e > *largest)
+			*largest = e;
+	}
+	return n;
+}
+
+/* Issue 7's last piece: with the GPU integrator on, the demo draws the cloth straight from
+ * the GPU (positions and the normals kernel's normals, copied into the snapshot slot's
+ * draw buffer behind a fence) and not from the snapshot's copy.
+ *
+ * The picture must equal the one drawn from the CPU snapshot of the same state: the draw
+ * buffer's positions are the world's final positions bit for bit (the very array the
+ * snapshot copies), and the GPU's normals are within 1e-6 of the CPU's
+ * (test_normals_match_renderer: GLSL's sqrt and division), which moves a lit channel by
+ * under 1e-5 of a level; so a channel may differ by 1 where a value sits on a rounding
+ * boundary, never more.  To show that the buffer is what was drawn, the snapshot's own
+ * positions are then moved by 30 cm: drawn from the buffer the picture does not move,
+ * drawn from the snapshot it does.  Switched off, the demo uploads the snapshot again. */
+static void test_demo_draws_from_gpu_buffer(void)
+{
+	demo_options o = demo_options_default();
+	o.scene = "hanging";
+	o.offscreen = true;
+	o.vsync = false;
+	o.panel = false;
+	o.width = 320, o.height = 200;
+	o.rate_scale = 0.0;
+	o.start_paused = true;
+	o.gpu = true; /* as `tela hanging --backend gpu`: the switch on from the start */
+	char error[512];
+	int code = 0;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	REQUIRE_MSG(d != NULL, "%s", error);
+	enum { STEPS = 300 }; /* 0.3 s: the cloth has swung into folds, its normals spread */
+	st_command step = {.kind = ST_STEP}, pause = {.kind = ST_PAUSE};
+	for (int k = 0; k < STEPS; k++)
+		st_send(demo_sim(d), &step);
+	/* A batch of commands ends with one more publication; ST_PAUSE publishes only that
+	 * one, so the snapshot that has handled it (the demo's ST_SET_STEPPER, the steps,
+	 * the pause) is the last until the next command. */
+	st_send(demo_sim(d), &pause);
+	const st_snapshot *s = snapshot_at(d, STEPS);
+	for (Uint64 until = SDL_GetTicks64() + 60000; s && s->commands < STEPS + 2 && SDL_GetTicks64() < until;) {
+		SDL_Delay(1);
+		s = demo_snapshot(d);
+	}
+	REQUIRE(s && s->commands == STEPS + 2 && s->steps == STEPS);
+	printf("  step %lld: stepper %s, draw buffer %u (slot %d), message '%s'\n", (long long)s->steps,
+	       s->stepper_on ? "on" : "off", s->gpu_draw.buffer, s->gpu_draw.slot, s->message);
+	REQUIRE(s->stepper_on && s->gpu_draw.buffer != 0 && s->gpu_draw.fence != NULL);
+
+	/* Drawing from the GPU leaves the simulation alone (the normals pass only borrows the
+	 * positions' buffer, which the next substep refills): the state is the bits of the
+	 * same steps through gpu_backend_step directly, on a backend of this context. */
+	{
+		scn_scene *scene = NULL;
+		sim_world *world = NULL;
+		gpu_backend *direct = gpu_backend_create(error, sizeof error);
+		REQUIRE_MSG(direct, "%s", error);
+		REQUIRE(scn_load("hanging", &scene, NULL) == SCN_OK && scn_build(scene, &world, NULL) == SCN_OK);
+		float dt = scn_scene_info(scene)->dt;
+		bool ok = true;
+		for (int k = 0; k < STEPS && ok; k++)
+			ok = gpu_backend_step(direct, world, dt) == SIM_OK;
+		CHECK(ok);
+		CHECK(sim_world_vertex_count(world) == s->vertex_count);
+		CHECK(memcmp(sim_world_positions(world), s->positions, sizeof(vec4) * (size_t)s->vertex_count) == 0);
+		sim_world_destroy(&world);
+		scn_scene_free(&scene);
+		gpu_backend_destroy(&direct);
+	}
+
+	rd_renderer *r = demo_renderer(d);
+	int w = 0, h = 0;
+	demo_window_size(d, &w, &h);
+	size_t bytes = (size_t)w * (size_t)h * 4;
+	uint8_t *gpu_pic = malloc(bytes), *cpu_pic = malloc(bytes), *moved_gpu = malloc(bytes), *moved_cpu = malloc(bytes);
+	vec4 *moved_x = malloc(sizeof(vec4) * (size_t)s->vertex_count);
+	REQUIRE(gpu_pic && cpu_pic && moved_gpu && moved_cpu && moved_x);
+
+	/* the demo's own frame: from the buffer */
+	int64_t from_buffer = rd_cloth_buffer_frames(r), uploaded = rd_cloth_upload_frames(r);
+	demo_draw(d);
+	CHECK(rd_read_rgba(w, h, gpu_pic));
+	CHECK(rd_cloth_buffer_frames(r) == from_buffer + 1 && rd_cloth_upload_frames(r) == uploaded);
+	CHECK(demo_snapshot(d)->serial == s->serial); /* paused: the same state throughout */
+
+	/* the same frame from the snapshot's copy */
+	rd_frame f;
+	demo_eye_frame(d, &f);
+	REQUIRE(f.snapshot == s && f.cloth_buffer == s->gpu_draw.buffer);
+	rd_frame cpu = f;
+	cpu.cloth_buffer = 0, cpu.cloth_fence = NULL;
+	rd_draw(r, &cpu);
+	CHECK(rd_read_rgba(w, h, cpu_pic));
+	CHECK(rd_cloth_upload_frames(r) == uploaded + 1);
+	int largest = 0;
+	long differ = picture_diff(gpu_pic, cpu_pic, bytes, &largest);
+	printf("  from the GPU buffer against from the snapshot: %ld of %zu channels differ, by at most %d\n", differ,
+	       bytes, largest);
+	CHECK(largest <= 1);
+
+	/* the snapshot's positions moved, the buffer not */
+	st_snapshot moved = *s;
+	memcpy(moved_x, s->positions, sizeof(vec4) * (size_t)s->vertex_count);
+	for (int i = 0; i < s->vertex_count; i++)
+		moved_x[i][0] += 0.3f;
+	moved.positions = moved_x;
+	rd_frame fm = f;
+	fm.snapshot = &moved;
+	rd_draw(r, &fm);
+	CHECK(rd_read_rgba(w, h, moved_gpu));
+	fm.cloth_buffer = 0, fm.cloth_fence = NULL;
+	rd_draw(r, &fm);
+	CHECK(rd_read_rgba(w, h, moved_cpu));
+	int largest_gpu = 0, largest_cpu = 0;
+	long same = picture_diff(moved_gpu, gpu_pic, bytes, &largest_gpu);
+	long changed = picture_diff(moved_cpu, gpu_pic, bytes, &largest_cpu);
+	printf("  snapshot moved 0.3 m: from the buffer %ld channels differ (at most %d), from the snapshot %ld "
+	       "(at most %d)\n",
+	       same, largest_gpu, changed, largest_cpu);
+	CHECK(same == 0);
+	CHECK(changed > 3000 && largest_cpu > 40); /* the cloth left its place on the screen */
+	CHECK(demo_gl_errors(d) == 0);
+
+	/* running: the simulation thread refills the slots' buffers while the window draws
+	 * from the one it holds, frame after frame, every frame from a buffer */
+	st_command play = {.kind = ST_PLAY};
+	st_send(demo_sim(d), &play);
+	from_buffer = rd_cloth_buffer_frames(r), uploaded = rd_cloth_upload_frames(r);
+	int64_t steps_before = s->steps;
+	int frames = 0;
+	Uint64 t0 = SDL_GetTicks64();
+	/* at least 100 frames and 50 steps (how the two threads share the cores varies) */
+	for (Uint64 until = t0 + 60000; (frames < 100 || s->steps < steps_before + 50) && SDL_GetTicks64() < until;) {
+		CHECK(demo_frame(d));
+		frames++;
+		s = demo_snapshot(d);
+	}
+	printf("  running: %d frames drawn in %llu ms while %lld steps were made\n", frames,
+	       (unsigned long long)(SDL_GetTicks64() - t0), (long long)(s->steps - steps_before));
+	CHECK(s->steps >= steps_before + 50);
+	CHECK(rd_cloth_buffer_frames(r) == from_buffer + frames && rd_cloth_upload_frames(r) == uploaded);
+	CHECK(demo_gl_errors(d) == 0);
+	st_send(demo_sim(d), &pause);
+
+	/* switched off: the snapshot carries no buffer and the demo uploads it */
+	panel_model m;
+	demo_panel_model(d, &m);
+	CHECK(m.gpu);
+	m.gpu = false;
+	m.gpu_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	st_send(demo_sim(d), &step);
+	s = demo_snapshot(d);
+	for (Uint64 until = SDL_GetTicks64() + 60000; s->stepper_on && SDL_GetTicks64() < until;) {
+		SDL_Delay(1);
+		s = demo_snapshot(d);
+	}
+	CHECK(!s->stepper_on && s->gpu_draw.buffer == 0);
+	from_buffer = rd_cloth_buffer_frames(r), uploaded = rd_cloth_upload_frames(r);
+	demo_draw(d);
+	CHECK(rd_cloth_buffer_frames(r) == from_buffer && rd_cloth_upload_frames(r) == uploaded + 1);
+	CHECK(demo_gl_errors(d) == 0);
+	free(gpu_pic), free(cpu_pic), free(moved_gpu), free(moved_cpu), free(moved_x);
+	demo_destroy(&d);
+}
+
 static const test_case tests[] = {
     TEST(test_shader_errors_carry_log),
     TEST(test_parity_pinned),
@@ -571,7 +759,9 @@ static const test_case tests[] = {
     TEST(test_timing_counts_substeps),
     TEST(test_resident_matches_stepped),
     TEST(test_normals_match_renderer),
-    TEST(test_demo_switch), /* last: it leaves another context current */
+    /* last: they leave another context current */
+    TEST(test_demo_switch),
+    TEST(test_demo_draws_from_gpu_buffer),
 };
 
 int main(int argc, char **argv)
