@@ -2498,6 +2498,7 @@ typedef struct obstacle_motion {
 	versor q0, q1;
 	double m0[3][3], m1[3][3]; /* the rotations at the start and the end */
 	float h;
+	bool still;       /* no velocity, no spin: every pose of the substep is the start's */
 } obstacle_motion;
 
 /* The obstacle's distance at an intermediate pose: a static or purely translating
@@ -2509,6 +2510,17 @@ static float distance_at(const obstacle_motion *om, const vec3 position, const v
 	if (memcmp(orientation, om->q0, sizeof(versor)) == 0)
 		return sim_obstacle_distance_in(om->ob, position, (const double(*)[3])om->m0, p, out_normal);
 	return sim_obstacle_distance(om->ob, position, orientation, p, out_normal);
+}
+
+/* The obstacle's distance to p at time t h of the substep. */
+static float distance_when(const obstacle_motion *om, float t, const vec3 p, vec3 out_normal)
+{
+	if (om->still)
+		return sim_obstacle_distance_in(om->ob, om->p0, (const double(*)[3])om->m0, p, out_normal);
+	vec3 pp;
+	versor qt;
+	sim_obstacle_pose_at(om->ob, t * om->h, pp, qt);
+	return distance_at(om, pp, qt, p, out_normal);
 }
 
 static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
@@ -2541,12 +2553,10 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 		if (!below) { /* a minimum below sep inside the step? coarse samples */
 			for (int sample = 1; sample < 8 && !below; sample++) {
 				float t = (float)sample / 8.0f;
-				vec3 pt, pp, nn;
-				versor qt;
+				vec3 pt, nn;
 				for (int j = 0; j < 3; j++)
 					pt[j] = a[j] + t * (b[j] - a[j]);
-				sim_obstacle_pose_at(ob, t * h, pp, qt);
-				if (distance_at(om, pp, qt, pt, nn) < sep) {
+				if (distance_when(om, t, pt, nn) < sep) {
 					below = true;
 					hi = t;
 				}
@@ -2556,23 +2566,19 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 			return 0;
 		for (int it = 0; it < 24; it++) {
 			float mid = 0.5f * (lo + hi);
-			vec3 pt, pp, nn;
-			versor qt;
+			vec3 pt, nn;
 			for (int j = 0; j < 3; j++)
 				pt[j] = a[j] + mid * (b[j] - a[j]);
-			sim_obstacle_pose_at(ob, mid * h, pp, qt);
-			if (distance_at(om, pp, qt, pt, nn) < sep)
+			if (distance_when(om, mid, pt, nn) < sep)
 				hi = mid;
 			else
 				lo = mid;
 		}
 		t_hit = lo;
-		vec3 pt, pp;
-		versor qt;
+		vec3 pt;
 		for (int j = 0; j < 3; j++)
 			pt[j] = a[j] + t_hit * (b[j] - a[j]);
-		sim_obstacle_pose_at(ob, t_hit * h, pp, qt);
-		distance_at(om, pp, qt, pt, n);
+		distance_when(om, t_hit, pt, n);
 	}
 	/* relative velocity at the hit, against the obstacle's material point */
 	vec3 at, pp, vo;
@@ -2650,7 +2656,9 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 		const sim_obstacle *ob = &w->obstacles[k];
 		if (sim_obstacle_has_triangles(ob))
 			continue;
-		obstacle_motion om = {.ob = ob, .index = k, .h = h};
+		obstacle_motion om = {.ob = ob, .index = k, .h = h, .still = true};
+		for (int j = 0; j < 3; j++)
+			om.still &= ob->def.velocity[j] == 0.0f && ob->def.angular_velocity[j] == 0.0f;
 		glm_vec3_copy((float *)ob->position, om.p0);
 		glm_vec4_copy((float *)ob->orientation, om.q0);
 		sim_obstacle_pose_at(ob, h, om.p1, om.q1);
