@@ -766,9 +766,11 @@ static inline bool triangles_share_vertex(const int *a, const int *b)
  * the adjacency list (adjacent_candidates). */
 static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
-	const tri_own *own = c->own.data;
+	/* the sharing test reads the plain triangle array (12 bytes a triangle, which stays in
+	 * cache), not the 64-byte records: most reported pairs end here */
+	const int *tri = c->tris.data;
 	const kbox *tkin = c->tri_kin.data;
-	if (triangles_share_vertex(own[ta].tri, own[tb].tri) || !kbox_overlap(&tkin[ta], &tkin[tb]))
+	if (triangles_share_vertex(&tri[3 * ta], &tri[3 * tb]) || !kbox_overlap(&tkin[ta], &tkin[tb]))
 		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
