@@ -279,6 +279,79 @@ static int world_triangles(const sim_world *w, int *out)
 
 static void to_d(const float *p, double *out) { out[0] = p[0], out[1] = p[1], out[2] = p[2]; }
 
+/* The unique edges of nt triangles (each sorted, in the order the triangles meet them);
+ * returns how many, or -1 past cap. */
+static int unique_edges(const int *tris, int nt, int *edges, int cap)
+{
+	int ne = 0;
+	for (int t = 0; t < nt; t++)
+		for (int j = 0; j < 3; j++) {
+			int a = tris[3 * t + j], b = tris[3 * t + (j + 1) % 3];
+			sort2(&a, &b);
+			bool seen = false;
+			for (int e = 0; e < ne && !seen; e++)
+				seen = edges[2 * e] == a && edges[2 * e + 1] == b;
+			if (seen)
+				continue;
+			if (ne == cap)
+				return -1;
+			edges[2 * ne] = a;
+			edges[2 * ne + 1] = b;
+			ne++;
+		}
+	return ne;
+}
+
+static void push_key(keyset *s, key k)
+{
+	/* capacity: 64, then doubling (the set starts with room for 64) */
+	if (s->n >= 64 && (s->n & (s->n - 1)) == 0) {
+		key *g = realloc(s->k, sizeof(key) * 2 * (size_t)s->n);
+		if (!g)
+			abort(); /* out of memory in a test */
+		s->k = g;
+	}
+	s->k[s->n++] = k;
+}
+
+/* By brute force over positions x: the vertex-triangle pairs closer than sep and the
+ * edge-edge pairs closer than sep (with `interior`, only at interior points of both
+ * edges: what the contacts take), primitives sharing a vertex left out; sorted.
+ * *vertex_face: how many of the first kind. */
+static keyset close_pairs(const vec4 *x, int n, const int *tris, int nt, const int *edges, int ne, double sep,
+                          bool interior, int *vertex_face)
+{
+	keyset want = {malloc(sizeof(key) * 64), 0};
+	if (!want.k)
+		abort(); /* out of memory in a test */
+	for (int v = 0; v < n; v++)
+		for (int t = 0; t < nt; t++) {
+			const int *q = &tris[3 * t];
+			if (q[0] == v || q[1] == v || q[2] == v)
+				continue;
+			double p[3], a[3], b[3], c[3], cl[3];
+			to_d(x[v], p), to_d(x[q[0]], a), to_d(x[q[1]], b), to_d(x[q[2]], c);
+			closest_on_triangle(p, a, b, c, cl);
+			if (dist2(p, cl) < sep * sep)
+				push_key(&want, make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]}));
+		}
+	if (vertex_face)
+		*vertex_face = want.n;
+	for (int e = 0; e < ne; e++)
+		for (int f = e + 1; f < ne; f++) {
+			const int *a = &edges[2 * e], *b = &edges[2 * f];
+			if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
+				continue;
+			double p0[3], p1[3], q0[3], q1[3], u, t;
+			to_d(x[a[0]], p0), to_d(x[a[1]], p1), to_d(x[b[0]], q0), to_d(x[b[1]], q1);
+			double d2 = segment_segment(p0, p1, q0, q1, &u, &t);
+			if (d2 < sep * sep && (!interior || (u > 0 && u < 1 && t > 0 && t < 1)))
+				push_key(&want, make_key(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]}));
+		}
+	qsort(want.k, (size_t)want.n, sizeof(key), key_cmp);
+	return want;
+}
+
 /* ---- tests ------------------------------------------------------------------------------------ */
 
 /* The contacts of the first step are exactly the vertex-triangle pairs closer than the
@@ -292,49 +365,12 @@ static void test_proximity_pairs_exact(void)
 	int n = sim_world_vertex_count(w);
 	/* the expectation from the start positions, before stepping */
 	int tris[3 * 64], edges[2 * 256];
-	int nt = world_triangles(w, tris), ne = 0;
-	for (int t = 0; t < nt; t++)
-		for (int j = 0; j < 3; j++) {
-			int a = tris[3 * t + j], b = tris[3 * t + (j + 1) % 3];
-			sort2(&a, &b);
-			bool seen = false;
-			for (int e = 0; e < ne; e++)
-				seen |= edges[2 * e] == a && edges[2 * e + 1] == b;
-			if (!seen) {
-				edges[2 * ne] = a;
-				edges[2 * ne + 1] = b;
-				ne++;
-			}
-		}
+	int nt = world_triangles(w, tris), ne = unique_edges(tris, nt, edges, 256);
 	REQUIRE(nt == 16 && ne == 2 * 16);
 	const sim_material *m = sim_world_object_material(w, 0);
 	double sep = 2.0 * (double)(0.5f * m->thickness);
-	const vec4 *x = sim_world_positions(w);
-	keyset want = {malloc(sizeof(key) * 4096), 0};
-	for (int v = 0; v < n; v++)
-		for (int t = 0; t < nt; t++) {
-			const int *q = &tris[3 * t];
-			if (q[0] == v || q[1] == v || q[2] == v)
-				continue;
-			double p[3], a[3], b[3], c[3], cl[3];
-			to_d(x[v], p), to_d(x[q[0]], a), to_d(x[q[1]], b), to_d(x[q[2]], c);
-			closest_on_triangle(p, a, b, c, cl);
-			if (dist2(p, cl) < sep * sep)
-				want.k[want.n++] = make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]});
-		}
-	int vt_expected = want.n;
-	for (int e = 0; e < ne; e++)
-		for (int f = e + 1; f < ne; f++) {
-			const int *a = &edges[2 * e], *b = &edges[2 * f];
-			if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
-				continue;
-			double p0[3], p1[3], q0[3], q1[3], s, t;
-			to_d(x[a[0]], p0), to_d(x[a[1]], p1), to_d(x[b[0]], q0), to_d(x[b[1]], q1);
-			double d2 = segment_segment(p0, p1, q0, q1, &s, &t);
-			if (d2 < sep * sep && s > 0 && s < 1 && t > 0 && t < 1)
-				want.k[want.n++] = make_key(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]});
-		}
-	qsort(want.k, (size_t)want.n, sizeof(key), key_cmp);
+	int vt_expected = 0;
+	keyset want = close_pairs(sim_world_positions(w), n, tris, nt, edges, ne, sep, true, &vt_expected);
 	/* a meaningful layout: some of each kind, and none within one cloth */
 	CHECK_MSG(vt_expected >= 4 && want.n - vt_expected >= 4, "%d vertex-triangle, %d edge-edge", vt_expected,
 	          want.n - vt_expected);
@@ -750,22 +786,8 @@ static void broad_misses_nothing(sim_integrator integ, float dt, int steps)
 	sim_world_set_debug(w, SIM_DEBUG_PAIRS);
 	int n = sim_world_vertex_count(w);
 	int tris[3 * 288], edges[2 * 456];
-	int nt = world_triangles(w, tris), ne = 0;
-	REQUIRE(nt == 288);
-	for (int t = 0; t < nt; t++)
-		for (int j = 0; j < 3; j++) {
-			int a = tris[3 * t + j], b = tris[3 * t + (j + 1) % 3];
-			sort2(&a, &b);
-			bool seen = false;
-			for (int e = 0; e < ne && !seen; e++)
-				seen = edges[2 * e] == a && edges[2 * e + 1] == b;
-			if (!seen) {
-				REQUIRE(ne < 456);
-				edges[2 * ne] = a;
-				edges[2 * ne + 1] = b;
-				ne++;
-			}
-		}
+	int nt = world_triangles(w, tris), ne = unique_edges(tris, nt, edges, 456);
+	REQUIRE(nt == 288 && ne > 0);
 	const sim_material *m = sim_world_object_material(w, 0);
 	const double sep = (double)m->thickness, lo = sep * (1.0 - 1e-6);
 	vec4 *x = malloc(sizeof(vec4) * (size_t)n);
@@ -789,36 +811,11 @@ static void broad_misses_nothing(sim_integrator integ, float dt, int steps)
 		}
 		got.n = own;
 		qsort(got.k, (size_t)got.n, sizeof(key), key_cmp);
-		int found = 0;
-		for (int v = 0; v < n; v++)
-			for (int t = 0; t < nt; t++) {
-				const int *q = &tris[3 * t];
-				if (q[0] == v || q[1] == v || q[2] == v)
-					continue;
-				double p[3], a[3], b[3], c[3], cl[3];
-				to_d(x[v], p), to_d(x[q[0]], a), to_d(x[q[1]], b), to_d(x[q[2]], c);
-				closest_on_triangle(p, a, b, c, cl);
-				double d2 = dist2(p, cl);
-				if (d2 >= lo * lo)
-					continue;
-				key k = make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]});
-				found++;
-				missed += !contains(&got, &k);
-			}
-		for (int e = 0; e < ne; e++)
-			for (int f = e + 1; f < ne; f++) {
-				const int *a = &edges[2 * e], *b = &edges[2 * f];
-				if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
-					continue;
-				double p0[3], p1[3], q0[3], q1[3], u, t;
-				to_d(x[a[0]], p0), to_d(x[a[1]], p1), to_d(x[b[0]], q0), to_d(x[b[1]], q1);
-				double d2 = segment_segment(p0, p1, q0, q1, &u, &t);
-				if (d2 >= lo * lo)
-					continue;
-				key k = make_key(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]});
-				found++;
-				missed += !contains(&got, &k);
-			}
+		keyset want = close_pairs(x, n, tris, nt, edges, ne, lo, false, NULL);
+		int found = want.n;
+		for (int i = 0; i < want.n; i++)
+			missed += !contains(&got, &want.k[i]);
+		free(want.k);
 		total += found;
 		self_steps += found > 0;
 		free(got.k);
