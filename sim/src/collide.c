@@ -706,12 +706,6 @@ typedef struct broad_ctx {
 
 static inline bool shares_vertex(const int *t, int v) { return (t[0] == v) | (t[1] == v) | (t[2] == v); }
 
-static inline bool fbox_overlap(const fbox *a, const fbox *b)
-{
-	return (a->lo[0] <= b->hi[0]) & (b->lo[0] <= a->hi[0]) & (a->lo[1] <= b->hi[1]) & (b->lo[1] <= a->hi[1]) &
-	       (a->lo[2] <= b->hi[2]) & (b->lo[2] <= a->hi[2]);
-}
-
 /* Whether two kinetic boxes meet at one time of the window.  Along each axis the gap
  * between them is linear in tau, so its extremes are at the window's ends; the test is
  * per axis (a common tau for the three axes is not required, which only keeps more). */
