@@ -655,30 +655,63 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
  * separation, at most the pad, at the start has boxes that meet at tau when each holds
  * its start with half the pad around it).  Past the window's end only the vertices whose
  * boxes stand still can stay. */
-static int mark_escaped(sim_collide *c, float h, float start_margin, float extra)
+/* Vertices per block of mark_escaped. */
+#define ESCAPE_BLOCK 4096
+
+typedef struct escape_task {
+	sim_collide *c;
+	float h, start_margin, extra;
+	int size;    /* vertices per block */
+	int *counts; /* per block */
+} escape_task;
+
+static void escape_range(int start, int end, int worker, void *ctx)
 {
-	const bool ended = c->tau + 1 > c->window;
-	const float margin = 4.0f * (float)CCD_GAP + extra;
+	(void)worker;
+	const escape_task *t = ctx;
+	sim_collide *c = t->c;
+	const float h = t->h, margin = 4.0f * (float)CCD_GAP + t->extra, start_margin = t->start_margin + t->extra;
+	const bool check_start = t->start_margin >= 0.0f;
 	const float f0 = (float)c->tau / (float)c->window, f1 = (float)(c->tau + 1) / (float)c->window;
-	start_margin += extra;
-	int escaped = 0;
-	for (int i = 0; i < c->nv; i++) {
-		const kbox *kb = &c->vkin[i];
-		bool in = true;
-		for (int k = 0; k < 3; k++) {
-			float a = c->x0[i][k], e = a + h * c->vbar[i][k];
-			in &= (!ended) | ((kb->lo0[k] == kb->lo1[k]) & (kb->hi0[k] == kb->hi1[k])); /* still boxes last */
-			float lo1 = kb->lo0[k] + f1 * (kb->lo1[k] - kb->lo0[k]), hi1 = kb->hi0[k] + f1 * (kb->hi1[k] - kb->hi0[k]);
-			in &= e - margin >= lo1 && e + margin <= hi1;
-			if (start_margin >= 0.0f) {
-				float lo0 = kb->lo0[k] + f0 * (kb->lo1[k] - kb->lo0[k]);
-				float hi0 = kb->hi0[k] + f0 * (kb->hi1[k] - kb->hi0[k]);
-				in &= a - start_margin >= lo0 && a + start_margin <= hi0;
+	const bool ended = c->tau + 1 > c->window;
+	for (int blk = start; blk < end; blk++) {
+		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
+		int escaped = 0;
+		for (int i = first; i < last; i++) {
+			const kbox *kb = &c->vkin[i];
+			bool in = true;
+			for (int k = 0; k < 3; k++) {
+				float a = c->x0[i][k], e = a + h * c->vbar[i][k];
+				in &= (!ended) | ((kb->lo0[k] == kb->lo1[k]) & (kb->hi0[k] == kb->hi1[k])); /* still boxes last */
+				float lo1 = kb->lo0[k] + f1 * (kb->lo1[k] - kb->lo0[k]), hi1 = kb->hi0[k] + f1 * (kb->hi1[k] - kb->hi0[k]);
+				in &= e - margin >= lo1 && e + margin <= hi1;
+				if (check_start) {
+					float lo0 = kb->lo0[k] + f0 * (kb->lo1[k] - kb->lo0[k]);
+					float hi0 = kb->hi0[k] + f0 * (kb->hi1[k] - kb->hi0[k]);
+					in &= a - start_margin >= lo0 && a + start_margin <= hi0;
+				}
 			}
+			c->escaped[i] = !in;
+			escaped += !in;
 		}
-		c->escaped[i] = !in;
-		escaped += !in;
+		t->counts[blk] = escaped;
 	}
+}
+
+static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start_margin, float extra)
+{
+	/* at most 64 blocks, so that their counts fit on the stack */
+	int size = ESCAPE_BLOCK, nblocks = (c->nv + size - 1) / size;
+	if (nblocks > 64) {
+		size = (c->nv + 63) / 64;
+		nblocks = (c->nv + size - 1) / size;
+	}
+	int counts[64];
+	escape_task task = {c, h, start_margin, extra, size, counts};
+	sim_parallel_for(w, escape_range, nblocks, 1, &task);
+	int escaped = 0;
+	for (int blk = 0; blk < nblocks; blk++)
+		escaped += counts[blk];
 	return escaped;
 }
 
@@ -1303,7 +1336,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 {
 	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
 	c->new_vf = c->new_ee = 0;
-	if (valid && mark_escaped(c, h, start_margin, 0.0f) == 0) {
+	if (valid && mark_escaped(c, w, h, start_margin, 0.0f) == 0) {
 		c->new_vf = c->vf.count;
 		c->new_ee = c->ee.count;
 		return true;
@@ -1314,7 +1347,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * would leave its box soon anyway, and one refresh for many is cheaper than many;
 	 * vertices at rest keep theirs. */
 	if (start_margin >= 0.0f) /* at the start of a substep; during the sweeps only those out */
-		mark_escaped(c, h, start_margin, 0.5f * slack(c) * pad);
+		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count, ne = c->edges.count;
 	const int *tri = c->tris.data;
