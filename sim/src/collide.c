@@ -2724,7 +2724,11 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	if (!build_topology(c, w, nv))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	gather(c, w, h);
-	c->tau++; /* the boxes' clock: one substep on (a broad phase restarts it) */
+	/* the boxes' clock: one substep on (a broad phase restarts it); past the window's end
+	 * only still boxes remain, for which the clock no longer matters, so it stops there
+	 * rather than run for weeks towards overflow */
+	if (c->tau <= c->window)
+		c->tau++;
 	float max_sep = 0.0f;
 	for (int i = 0; i < nv; i++)
 		max_sep = c->sep[i] > max_sep ? c->sep[i] : max_sep;
