@@ -479,6 +479,82 @@ static void scale(float *restrict q, const float *restrict d, const float *restr
 		q[i] = d[i] * p[i];
 }
 
+/* The three parts of a run whose b-ends lie at least a vector width beyond its a-ends,
+ * within one block of vertices: springs with only the b-end in the block, with both, and
+ * with only the a-end.  A vertex gets its b-side term before its a-side term in every
+ * case (in the part with both, spring i's b-end term lands on vertex i + offset before
+ * spring i + offset's a-end term does: the compiler vectorises with a run-time check that
+ * the offset exceeds the vector width, which keeps the scalar order). */
+SIM_VECTOR_CLONES
+static void run_product_both(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                             const float *restrict wbeta, const float *restrict px, const float *restrict py,
+                             const float *restrict pz, float *restrict qx, float *restrict qy, float *restrict qz,
+                             int offset, int count)
+{
+	for (int i = 0; i < count; i++) {
+		float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+		float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+		float tx = wbeta[i] * ex + we * wx[i];
+		float ty = wbeta[i] * ey + we * wy[i];
+		float tz = wbeta[i] * ez + we * wz[i];
+		qx[i] += tx;
+		qy[i] += ty;
+		qz[i] += tz;
+		qx[i + offset] -= tx;
+		qy[i + offset] -= ty;
+		qz[i + offset] -= tz;
+	}
+}
+
+/* q_a += S (p_a - p_b) when sign > 0 (q points at the a-ends), q_b -= S (p_a - p_b)
+ * otherwise (q points at the b-ends). */
+SIM_VECTOR_CLONES
+static void run_product_side(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                             const float *restrict wbeta, const float *restrict px, const float *restrict py,
+                             const float *restrict pz, float *restrict qx, float *restrict qy, float *restrict qz,
+                             int offset, int count, bool a_side)
+{
+	if (a_side) {
+		for (int i = 0; i < count; i++) {
+			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+			qx[i] += wbeta[i] * ex + we * wx[i];
+			qy[i] += wbeta[i] * ey + we * wy[i];
+			qz[i] += wbeta[i] * ez + we * wz[i];
+		}
+	} else {
+		for (int i = 0; i < count; i++) {
+			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+			qx[i] -= wbeta[i] * ex + we * wx[i];
+			qy[i] -= wbeta[i] * ey + we * wy[i];
+			qz[i] -= wbeta[i] * ez + we * wz[i];
+		}
+	}
+}
+
+/* The own part of a block's next direction: c = s + beta c_old (c = s when first) into
+ * the block's scratch and into c_next, and q = d c. */
+SIM_VECTOR_CLONES
+static void direction_own(float *restrict local, float *restrict c_next, float *restrict q, const float *restrict s,
+                          const float *restrict c_old, const float *restrict d, float beta, bool first, int count)
+{
+	if (first) {
+		for (int i = 0; i < count; i++) {
+			local[i] = s[i];
+			c_next[i] = s[i];
+			q[i] = d[i] * s[i];
+		}
+	} else {
+		for (int i = 0; i < count; i++) {
+			float ci = s[i] + beta * c_old[i];
+			local[i] = ci;
+			c_next[i] = ci;
+			q[i] = d[i] * ci;
+		}
+	}
+}
+
 /* q += ta, q -= tb, and q = q + ta - tb where a vertex is both an a-end and a b-end of
  * one run: three planes per call, q read and written once. */
 SIM_VECTOR_CLONES
@@ -671,17 +747,24 @@ static double job_product(const solve_job *j, int lo, int hi, int worker)
 		ps = im->local_stride;
 		base = L;
 		for (int c = 0; c < 3; c++) {
-			if (j->first)
-				memcpy(local + c * ps, im->s + c * st + L, sizeof(float) * (size_t)(R - L));
-			else
-				direction(local + c * ps, im->s + c * st + L, im->c + c * st + L, j->beta, R - L);
-			memcpy(im->c_next + c * st + lo, local + c * ps + (lo - L), sizeof(float) * (size_t)(hi - lo));
+			const int part[2][2] = {{L, lo}, {hi, R}};
+			for (int k = 0; k < 2; k++) {
+				const int v0 = part[k][0], v1 = part[k][1];
+				if (j->first)
+					memcpy(local + c * ps + (v0 - L), im->s + c * st + v0, sizeof(float) * (size_t)(v1 - v0));
+				else
+					direction(local + c * ps + (v0 - L), im->s + c * st + v0, im->c + c * st + v0, j->beta,
+					          v1 - v0);
+			}
+			direction_own(local + c * ps + (lo - L), im->c_next + c * st + lo, im->q + c * st + lo,
+			              im->s + c * st + lo, im->c + c * st + lo, im->diag + lo, j->beta, j->first, hi - lo);
 		}
 		p = local;
 	}
 	float *q = im->q;
-	for (int c = 0; c < 3; c++)
-		scale(q + c * st + lo, im->diag + lo, p + c * ps + (lo - base), hi - lo);
+	if (j->direct)
+		for (int c = 0; c < 3; c++)
+			scale(q + c * st + lo, im->diag + lo, p + c * ps + (lo - base), hi - lo);
 	for (int k = 0; k < im->run_count; k++) {
 		const implicit_run *run = &im->runs[k];
 		int a0, a1, b0, b1;
@@ -691,6 +774,28 @@ static double job_product(const solve_job *j, int lo, int hi, int worker)
 		const int m1 = a0 < a1 ? a1 - run->a : b1 - run->a - run->offset;
 		if (m0 >= m1)
 			continue;
+		if (run->offset >= 16) {
+			/* springs with only the b-end, both ends, only the a-end in the block */
+			const int a = run->a, off = run->offset;
+			const int ma0 = a0 < a1 ? a0 - a : m1, mb1 = b0 < b1 ? b1 - a - off : m0;
+			const int seg[3][3] = {{m0, mb1 < ma0 ? mb1 : ma0, 0}, {ma0 > m0 ? ma0 : m0, mb1, 1},
+			                       {mb1 > ma0 ? mb1 : ma0, m1, 2}};
+			for (int g = 0; g < 3; g++) {
+				const int g0 = seg[g][0], g1 = seg[g][1];
+				if (g0 >= g1)
+					continue;
+				const float *wb = im->slots + run->slot + g0;
+				const float *pa = p + (a + g0 - base);
+				float *qa = q + a + g0 + (g == 0 ? off : 0);
+				if (g == 1)
+					run_product_both(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps,
+					                 pa + 2 * ps, qa, qa + st, qa + 2 * st, off, g1 - g0);
+				else
+					run_product_side(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps,
+					                 pa + 2 * ps, qa, qa + st, qa + 2 * st, off, g1 - g0, g == 2);
+			}
+			continue;
+		}
 		const float *wb = im->slots + run->slot + m0;
 		const float *pa = p + (run->a + m0 - base);
 		run_product_row(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps, pa + 2 * ps, t,
@@ -807,7 +912,7 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			im->partial[b] = job_product(j, lo, hi, worker);
 			break;
 		case PH_DOT:
-			im->partial[b] = dot3(j->p + lo, im->q + lo, hi - lo, st);
+			im->partial[b] = dot3(j->p + lo, j->in + lo, hi - lo, st);
 			break;
 		case PH_RESIDUAL:
 			im->partial[b] = job_residual(j, lo, hi);
@@ -1078,6 +1183,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 			if (im->block_count > 0) {
 				listed_multiply(im, im->c, im->q);
 				job.p = im->c;
+				job.in = im->q;
 				quad = run_phase(&job, PH_DOT);
 			}
 			/* c is zero at kinematic vertices, so cᵀ A c = cᵀ filter(A c).  cᵀ A c <= 0: A
