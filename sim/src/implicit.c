@@ -98,6 +98,11 @@ typedef struct implicit_block {
  * workers gives the same bits.  The block is small enough that a block's vectors and its
  * springs stay in the first two cache levels while the product walks them. */
 #define VERTEX_BLOCK 1024
+/* The product walks the blocks of a range in chunks of up to this many: a vertex's
+ * result does not depend on the chunk either, and the neighbours' directions and the
+ * springs reaching into the chunk that it recomputes (up to two grid rows either side)
+ * are then a small fraction of its work. */
+#define CHUNK_BLOCKS 8
 #define SLOT_BLOCK 4096
 /* Below this many vertices every loop runs inline: a CG iteration of a 33 x 33 cloth
  * costs a few microseconds, about what waking a pool thread does. */
@@ -281,7 +286,8 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 	/* The scratch follows the largest offset of any run: the product of a block reads the
 	 * direction that far beyond it. */
 	const int workers = w->def.worker_count > 1 ? w->def.worker_count : 1;
-	const int local_stride = VERTEX_BLOCK + 2 * halo + PLANE_PAD, t_stride = VERTEX_BLOCK + halo + PLANE_PAD;
+	const int chunk = CHUNK_BLOCKS * VERTEX_BLOCK;
+	const int local_stride = chunk + 2 * halo + PLANE_PAD, t_stride = chunk + halo + PLANE_PAD;
 	const size_t per_worker = 3 * (size_t)local_stride + 3 * (size_t)t_stride;
 	if (workers > im->scratch_workers || halo > im->halo) {
 		if (!regrow((void **)&im->scratch, sizeof(float) * per_worker * (size_t)workers))
@@ -725,7 +731,7 @@ static void job_gather(const solve_job *j, int lo, int hi, bool invert)
  * end in the block, in its own scratch, then adds them at the a-ends and subtracts them
  * at the b-ends, run after run: the springs of the halo are computed by both blocks they
  * touch, the same way, so each vertex's sum is the same whatever the split. */
-static double job_product(const solve_job *j, int lo, int hi, int worker)
+static void job_product(const solve_job *j, int lo, int hi, int worker)
 {
 	sim_implicit *im = j->im;
 	const int st = im->stride, ss = im->slot_stride, n = j->n;
@@ -821,9 +827,13 @@ static double job_product(const solve_job *j, int lo, int hi, int worker)
 			           t + 2 * ts + (i0 - ta), t + (i0 - tb), t + ts + (i0 - tb), t + 2 * ts + (i0 - tb), i1 - i0);
 	}
 	if (!j->dot)
-		return 0.0;
-	const float *pl = p + (lo - base);
-	return (dot(pl, q + lo, hi - lo) + dot(pl + ps, q + st + lo, hi - lo)) + dot(pl + 2 * ps, q + 2 * st + lo, hi - lo);
+		return;
+	/* pᵀ q per block of the chunk */
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		const float *pl = p + (b0 - base);
+		im->partial[b] = (dot(pl, q + b0, m) + dot(pl + ps, q + st + b0, m)) + dot(pl + 2 * ps, q + 2 * st + b0, m);
+	}
 }
 
 static void job_start(const solve_job *j, int lo, int hi, unsigned char *flags)
@@ -888,6 +898,13 @@ static void solve_task(int start, int end, int worker, void *ctx)
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
+	if (j->phase == PH_PRODUCT) {
+		for (int b = start; b < end; b += CHUNK_BLOCKS) {
+			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
+			job_product(j, lo, b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n, worker);
+		}
+		return;
+	}
 	for (int b = start; b < end; b++) {
 		const int lo = b * VERTEX_BLOCK, hi = lo + VERTEX_BLOCK < j->n ? lo + VERTEX_BLOCK : j->n;
 		switch (j->phase) {
@@ -908,8 +925,7 @@ static void solve_task(int start, int end, int worker, void *ctx)
 		case PH_START:
 			job_start(j, lo, hi, &im->flags[b]);
 			break;
-		case PH_PRODUCT:
-			im->partial[b] = job_product(j, lo, hi, worker);
+		case PH_PRODUCT: /* above */
 			break;
 		case PH_DOT:
 			im->partial[b] = dot3(j->p + lo, j->in + lo, hi - lo, st);
