@@ -117,11 +117,14 @@ enum {
 	P_PRE = 8,     /* six planes: A's diagonal blocks, then their inverses (0 if kinematic) */
 	P_DV = 14,     /* the unknown; between steps, the last solution (warm start) */
 	P_R = 17,      /* filtered residual b - A dv (r and q may trade places) */
-	P_S = 20,      /* preconditioned residual */
-	P_C = 23,      /* search direction, zero at kinematic vertices (c and c_next alternate) */
-	P_Q = 26,      /* A c */
-	P_C_NEXT = 29, /* the next search direction, written by the product */
-	P_COUNT = 32
+	P_S = 20,      /* preconditioned residual u = P r */
+	P_C = 23,      /* search direction p, zero at kinematic vertices */
+	P_Q = 26,      /* w = A u (unfiltered) */
+	P_AP = 29,     /* filter(A p), by recurrence */
+	P_R2 = 32,     /* the next r, filter(A p) and w: an iteration reads the current ones */
+	P_AP2 = 35,    /* around its block while other blocks write the next ones */
+	P_W2 = 38,
+	P_COUNT = 41
 };
 
 struct sim_implicit {
@@ -132,22 +135,23 @@ struct sim_implicit {
 	int run_capacity, block_capacity;
 
 	float *planes;     /* P_COUNT vertex planes */
-	float *diag, *mask, *pre, *dv, *r, *s, *c, *q, *c_next; /* into planes */
+	float *diag, *mask, *pre, *dv, *r, *s, *c, *q, *ap, *r2, *ap2, *w2; /* into planes */
 	float *slots;      /* SLOT_PLANES planes of grid spring blocks */
 	implicit_run *runs;
 	implicit_block *blocks;
 	int run_count, block_count;
 
 	/* Per-block results of a parallel loop, combined in block order. */
-	double *partial;
+	double *partial, *partial2;
 	unsigned char *flags;
 	int block_capacity_v;
 
-	/* Per-worker scratch of the product: a block's search direction with `halo` vertices
-	 * either side (3 planes of local_stride) and its springs' products (3 planes of
-	 * t_stride). */
+	/* Per-worker scratch of an iteration: a chunk's next u with `halo` vertices either side
+	 * (3 planes of local_stride), its springs' products (3 planes of t_stride) and the
+	 * halo's next r and filter(A p), which only serve to compute u there (6 planes of
+	 * junk_stride). */
 	float *scratch;
-	int scratch_workers, halo, local_stride, t_stride;
+	int scratch_workers, halo, local_stride, t_stride, junk_stride;
 	size_t scratch_floats;
 
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
@@ -171,6 +175,7 @@ void sim_implicit_destroy(sim_implicit *im)
 	free(im->runs);
 	free(im->blocks);
 	free(im->partial);
+	free(im->partial2);
 	free(im->flags);
 	free(im->scratch);
 	free(im);
@@ -253,12 +258,16 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		im->s = b + P_S * stride;
 		im->c = b + P_C * stride;
 		im->q = b + P_Q * stride;
-		im->c_next = b + P_C_NEXT * stride;
+		im->ap = b + P_AP * stride;
+		im->r2 = b + P_R2 * stride;
+		im->ap2 = b + P_AP2 * stride;
+		im->w2 = b + P_W2 * stride;
 	}
 	const int vblocks = (w->n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
 	if (vblocks > im->block_capacity_v) {
 		int cap = grown(im->block_capacity_v, vblocks, 16);
 		if (!regrow((void **)&im->partial, sizeof(double) * (size_t)cap) ||
+		    !regrow((void **)&im->partial2, sizeof(double) * (size_t)cap) ||
 		    !regrow((void **)&im->flags, (size_t)cap))
 			return false;
 		im->block_capacity_v = cap;
@@ -288,7 +297,8 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 	const int workers = w->def.worker_count > 1 ? w->def.worker_count : 1;
 	const int chunk = CHUNK_BLOCKS * VERTEX_BLOCK;
 	const int local_stride = chunk + 2 * halo + PLANE_PAD, t_stride = chunk + halo + PLANE_PAD;
-	const size_t per_worker = 3 * (size_t)local_stride + 3 * (size_t)t_stride;
+	const int junk_stride = halo + PLANE_PAD;
+	const size_t per_worker = 3 * (size_t)local_stride + 3 * (size_t)t_stride + 6 * (size_t)junk_stride;
 	if (workers > im->scratch_workers || halo > im->halo) {
 		if (!regrow((void **)&im->scratch, sizeof(float) * per_worker * (size_t)workers))
 			return false;
@@ -296,6 +306,7 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		im->halo = halo;
 		im->local_stride = local_stride;
 		im->t_stride = t_stride;
+		im->junk_stride = junk_stride;
 		im->scratch_floats = per_worker;
 	}
 	return true;
@@ -425,21 +436,6 @@ static void precondition(const float *restrict pre, const float *restrict x, flo
 	}
 }
 
-/* dv += alpha c, r -= alpha filter(q), s = P r. */
-SIM_VECTOR_CLONES
-static void cg_update(float *restrict dv, float *restrict r, float *restrict s, const float *restrict c,
-                      const float *restrict q, const float *restrict mask, const float *restrict pre, float alpha,
-                      int n, int stride)
-{
-	for (int p = 0; p < 3; p++) {
-		for (int i = 0; i < n; i++) {
-			dv[p * stride + i] += alpha * c[p * stride + i];
-			r[p * stride + i] -= alpha * (mask[i] * q[p * stride + i]);
-		}
-	}
-	precondition(pre, r, s, n, stride);
-}
-
 /* Inverse of each vertex's symmetric positive definite 3x3 block, times mask (zero for
  * kinematic vertices, which filters every preconditioned residual).  In double: a cloth
  * vertex's block is stiff in-plane and soft across, condition numbers in the hundreds. */
@@ -468,14 +464,6 @@ static void invert_blocks(float *restrict pre, const float *restrict mask, int n
 	}
 }
 
-
-/* dst = s + beta c, the next search direction. */
-SIM_VECTOR_CLONES
-static void direction(float *restrict dst, const float *restrict s, const float *restrict c, float beta, int count)
-{
-	for (int i = 0; i < count; i++)
-		dst[i] = s[i] + beta * c[i];
-}
 
 /* q = d p, the scalar diagonal's part of a product. */
 SIM_VECTOR_CLONES
@@ -539,25 +527,45 @@ static void run_product_side(const float *restrict wx, const float *restrict wy,
 	}
 }
 
-/* The own part of a block's next direction: c = s + beta c_old (c = s when first) into
- * the block's scratch and into c_next, and q = d c. */
+/* One iteration's pointwise part (see sim_implicit_step): the next filter(A p) = filter(w)
+ * + beta filter(A p) (filter(A p) is 0 before the first), the next r = r - alpha filter(A p) and the next
+ * u = P r, for three planes of `count` vertices; vertex planes `st` apart, outputs `os`
+ * and `us` apart.  The same arithmetic for a block's own vertices and for its halo, so
+ * both compute the same u. */
+#define CG_POINT(i)                                                                                      \
+	float rn[3];                                                                                     \
+	for (int c = 0; c < 3; c++) {                                                                    \
+		float a = mask[i] * w[c * st + i] + beta * ap[c * st + i];                               \
+		ap_out[c * os + i] = a;                                                                  \
+		rn[c] = r[c * st + i] - alpha * a;                                                       \
+		r_out[c * os + i] = rn[c];                                                               \
+	}                                                                                                \
+	float u0 = pre[S_XX * st + i] * rn[0] + pre[S_XY * st + i] * rn[1] + pre[S_XZ * st + i] * rn[2]; \
+	float u1 = pre[S_XY * st + i] * rn[0] + pre[S_YY * st + i] * rn[1] + pre[S_YZ * st + i] * rn[2]; \
+	float u2 = pre[S_XZ * st + i] * rn[0] + pre[S_YZ * st + i] * rn[1] + pre[S_ZZ * st + i] * rn[2];
+
 SIM_VECTOR_CLONES
-static void direction_own(float *restrict local, float *restrict c_next, float *restrict q, const float *restrict s,
-                          const float *restrict c_old, const float *restrict d, float beta, bool first, int count)
+static void cg_point(const float *restrict w, const float *restrict ap, const float *restrict r,
+                     const float *restrict mask, const float *restrict pre, int st, float alpha, float beta,
+                     float *restrict ap_out, float *restrict r_out, int os, float *restrict u_out, int us, int count)
 {
-	if (first) {
-		for (int i = 0; i < count; i++) {
-			local[i] = s[i];
-			c_next[i] = s[i];
-			q[i] = d[i] * s[i];
-		}
-	} else {
-		for (int i = 0; i < count; i++) {
-			float ci = s[i] + beta * c_old[i];
-			local[i] = ci;
-			c_next[i] = ci;
-			q[i] = d[i] * ci;
-		}
+	for (int i = 0; i < count; i++) {
+		CG_POINT(i)
+		u_out[i] = u0;
+		u_out[us + i] = u1;
+		u_out[2 * us + i] = u2;
+	}
+}
+
+/* p = u + beta p (first: p = u) and dv += alpha p, one plane. */
+SIM_VECTOR_CLONES
+static void cg_step(float *restrict p, float *restrict dv, const float *restrict u, float alpha, float beta,
+                    bool first, int count)
+{
+	for (int i = 0; i < count; i++) {
+		float pi = first ? u[i] : u[i] + beta * p[i];
+		p[i] = pi;
+		dv[i] += alpha * pi;
 	}
 }
 
@@ -605,12 +613,12 @@ typedef enum phase {
 	PH_GATHER,     /* vertex blocks: diagonal blocks and b from the runs; inverses unless deferred */
 	PH_INVERT,     /* vertex blocks: inverses (after the listed springs) */
 	PH_START,      /* vertex blocks: the paper's start z, the guess into c; flags */
-	PH_PRODUCT,    /* vertex blocks: (next direction,) q = A p over the grid runs; cᵀ q */
+	PH_PRODUCT,    /* vertex blocks: q = A p over the grid runs */
 	PH_DOT,        /* vertex blocks: pᵀ q */
 	PH_RESIDUAL,   /* vertex blocks: out = filter(in - sub), scratch = P out; outᵀ scratch */
 	PH_PRECOND,    /* vertex blocks: s = P r */
 	PH_ADD,        /* vertex blocks: dv += c */
-	PH_UPDATE,     /* vertex blocks: dv += alpha c, r -= alpha filter(q), s = P r; rᵀ s */
+	PH_CG,         /* vertex blocks: one iteration (see sim_implicit_step); rᵀ u, uᵀ w */
 	PH_FINISH      /* vertex blocks: v and x of the step; flags non-finite */
 } phase;
 
@@ -620,9 +628,8 @@ typedef struct solve_job {
 	phase phase;
 	int n;
 	float h;
-	/* PH_PRODUCT: direct: q = A p; otherwise the next direction c_next = s + beta c (just
-	 * s when first) and q = A c_next.  dot: also the block's c_nextᵀ q (or pᵀ q). */
-	bool direct, first, dot;
+	/* PH_PRODUCT: q = A p.  PH_CG: alpha, beta, first (see sim_implicit_step). */
+	bool first;
 	float beta, alpha;
 	const float *p, *in, *sub;
 	float *out, *aux;
@@ -731,46 +738,15 @@ static void job_gather(const solve_job *j, int lo, int hi, bool invert)
  * end in the block, in its own scratch, then adds them at the a-ends and subtracts them
  * at the b-ends, run after run: the springs of the halo are computed by both blocks they
  * touch, the same way, so each vertex's sum is the same whatever the split. */
-static void job_product(const solve_job *j, int lo, int hi, int worker)
+static void job_product(const solve_job *j, int lo, int hi, int worker, const float *p, int base, int ps, float *q,
+                        double *partial)
 {
 	sim_implicit *im = j->im;
-	const int st = im->stride, ss = im->slot_stride, n = j->n;
-	float *scratch = im->scratch + (size_t)worker * im->scratch_floats;
-	float *t = scratch + 3 * (size_t)im->local_stride;
+	const int st = im->stride, ss = im->slot_stride;
+	float *t = im->scratch + (size_t)worker * im->scratch_floats + 3 * (size_t)im->local_stride;
 	const int ts = im->t_stride;
-	const float *p;
-	int base, ps;
-	if (j->direct) {
-		p = j->p;
-		base = 0;
-		ps = st;
-	} else {
-		/* The next direction over the block and its halo: neighbours' entries are
-		 * recomputed here rather than read after a second pass, which saves a
-		 * synchronisation per iteration. */
-		const int L = lo - im->halo > 0 ? lo - im->halo : 0, R = hi + im->halo < n ? hi + im->halo : n;
-		float *local = scratch;
-		ps = im->local_stride;
-		base = L;
-		for (int c = 0; c < 3; c++) {
-			const int part[2][2] = {{L, lo}, {hi, R}};
-			for (int k = 0; k < 2; k++) {
-				const int v0 = part[k][0], v1 = part[k][1];
-				if (j->first)
-					memcpy(local + c * ps + (v0 - L), im->s + c * st + v0, sizeof(float) * (size_t)(v1 - v0));
-				else
-					direction(local + c * ps + (v0 - L), im->s + c * st + v0, im->c + c * st + v0, j->beta,
-					          v1 - v0);
-			}
-			direction_own(local + c * ps + (lo - L), im->c_next + c * st + lo, im->q + c * st + lo,
-			              im->s + c * st + lo, im->c + c * st + lo, im->diag + lo, j->beta, j->first, hi - lo);
-		}
-		p = local;
-	}
-	float *q = im->q;
-	if (j->direct)
-		for (int c = 0; c < 3; c++)
-			scale(q + c * st + lo, im->diag + lo, p + c * ps + (lo - base), hi - lo);
+	for (int c = 0; c < 3; c++)
+		scale(q + c * st + lo, im->diag + lo, p + c * ps + (lo - base), hi - lo);
 	for (int k = 0; k < im->run_count; k++) {
 		const implicit_run *run = &im->runs[k];
 		int a0, a1, b0, b1;
@@ -826,13 +802,46 @@ static void job_product(const solve_job *j, int lo, int hi, int worker)
 			side_both3(q + i0, q + st + i0, q + 2 * st + i0, t + (i0 - ta), t + ts + (i0 - ta),
 			           t + 2 * ts + (i0 - ta), t + (i0 - tb), t + ts + (i0 - tb), t + 2 * ts + (i0 - tb), i1 - i0);
 	}
-	if (!j->dot)
+	if (!partial)
 		return;
 	/* pᵀ q per block of the chunk */
 	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
 		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
 		const float *pl = p + (b0 - base);
-		im->partial[b] = (dot(pl, q + b0, m) + dot(pl + ps, q + st + b0, m)) + dot(pl + 2 * ps, q + 2 * st + b0, m);
+		partial[b] = (dot(pl, q + b0, m) + dot(pl + ps, q + st + b0, m)) + dot(pl + 2 * ps, q + 2 * st + b0, m);
+	}
+}
+
+/* One iteration over the vertices [lo, hi) (see sim_implicit_step): the pointwise part
+ * over the chunk and its halo, p and dv over the chunk, then w = A u with u from the
+ * scratch; per block rᵀ u into partial2 and, without listed springs, uᵀ w into partial. */
+static void job_cg(const solve_job *j, int lo, int hi, int worker)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, n = j->n;
+	const int L = lo - im->halo > 0 ? lo - im->halo : 0, R = hi + im->halo < n ? hi + im->halo : n;
+	float *local = im->scratch + (size_t)worker * im->scratch_floats;
+	float *junk = local + 3 * (size_t)im->local_stride + 3 * (size_t)im->t_stride;
+	const int ls = im->local_stride, js = im->junk_stride;
+	/* the halo's u, recomputed here rather than read after a second pass: one
+	 * synchronisation per iteration */
+	const int part[2][2] = {{L, lo}, {hi, R}};
+	for (int k = 0; k < 2; k++) {
+		const int v0 = part[k][0], v1 = part[k][1];
+		if (v0 < v1)
+			cg_point(im->q + v0, im->ap + v0, im->r + v0, im->mask + v0, im->pre + v0, st, j->alpha, j->beta, junk, junk + 3 * js, js, local + (v0 - L), ls, v1 - v0);
+	}
+	for (int c = 0; c < 3; c++)
+		cg_step(im->c + c * st + lo, im->dv + c * st + lo, im->s + c * st + lo, j->alpha, j->beta, j->first,
+		        hi - lo);
+	cg_point(im->q + lo, im->ap + lo, im->r + lo, im->mask + lo, im->pre + lo, st, j->alpha, j->beta, im->ap2 + lo,
+	         im->r2 + lo, st, local + (lo - L), ls, hi - lo);
+	for (int c = 0; c < 3; c++)
+		memcpy(im->s + c * st + lo, local + c * ls + (lo - L), sizeof(float) * (size_t)(hi - lo));
+	job_product(j, lo, hi, worker, local, L, ls, im->w2, im->block_count == 0 ? im->partial : NULL);
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		im->partial2[b] = dot3(im->r2 + b0, im->s + b0, m, st);
 	}
 }
 
@@ -898,10 +907,14 @@ static void solve_task(int start, int end, int worker, void *ctx)
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
-			job_product(j, lo, b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n, worker);
+			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
+			if (j->phase == PH_CG)
+				job_cg(j, lo, hi, worker);
+			else
+				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
 		return;
 	}
@@ -926,6 +939,7 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			job_start(j, lo, hi, &im->flags[b]);
 			break;
 		case PH_PRODUCT: /* above */
+		case PH_CG:
 			break;
 		case PH_DOT:
 			im->partial[b] = dot3(j->p + lo, j->in + lo, hi - lo, st);
@@ -939,11 +953,6 @@ static void solve_task(int start, int end, int worker, void *ctx)
 		case PH_ADD:
 			for (int c = 0; c < 3; c++)
 				row_add(im->dv + c * st + lo, im->c + c * st + lo, hi - lo);
-			break;
-		case PH_UPDATE:
-			cg_update(im->dv + lo, im->r + lo, im->s + lo, im->c + lo, im->q + lo, im->mask + lo, im->pre + lo,
-			          j->alpha, hi - lo, st);
-			im->partial[b] = dot3(im->r + lo, im->s + lo, hi - lo, st);
 			break;
 		case PH_FINISH:
 			job_finish(j, lo, hi, &im->flags[b]);
@@ -968,7 +977,7 @@ static double run_phase(solve_job *j, phase ph)
 	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : 1;
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
-	if (ph == PH_PRODUCT || ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_UPDATE)
+	if (ph == PH_DOT || ph == PH_RESIDUAL)
 		for (int b = 0; b < count; b++)
 			sum += im->partial[b];
 	return sum;
@@ -1089,8 +1098,6 @@ static void listed_multiply(sim_implicit *im, const float *p, float *q)
 /* q = A p (unfiltered). */
 static void full_multiply(sim_implicit *im, solve_job *j, const float *p)
 {
-	j->direct = true;
-	j->dot = false;
 	j->p = p;
 	run_phase(j, PH_PRODUCT);
 	listed_multiply(im, p, im->q);
@@ -1186,36 +1193,49 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	const int max_iterations = w->def.cg_max_iterations > 0 ? w->def.cg_max_iterations : 0;
 	int iterations = 0;
 	if (iterations < max_iterations && delta > target) {
-		job.direct = false;
+		/* w = A u for the first iteration; s holds u = P r. */
+		full_multiply(im, &job, im->s);
+		for (int p = 0; p < 3; p++)
+			memset(im->ap + p * st, 0, sizeof(float) * (size_t)n);
+		job.p = im->s;
+		job.in = im->q;
+		double quad = run_phase(&job, PH_DOT);
+		double alpha = delta / quad;
 		job.first = true;
 		job.beta = 0.0f;
-		for (;;) {
-			/* c_next = s + beta c and q = A c_next in one pass, then c_next becomes c */
-			job.dot = im->block_count == 0;
-			double quad = run_phase(&job, PH_PRODUCT);
-			float *t = im->c;
-			im->c = im->c_next;
-			im->c_next = t;
+		/* u is zero at kinematic vertices, so uᵀ A u = uᵀ filter(A u).  A non-positive
+		 * curvature: A is not positive definite in floating point, or a NaN came in.
+		 * Stopping keeps the iterate; the world's blow-up check handles NaNs. */
+		while (quad > 0.0 && alpha > 0.0) {
+			job.alpha = (float)alpha;
+			run_phase(&job, PH_CG);
+			double delta_new = 0.0;
+			for (int b = 0; b < vblocks; b++)
+				delta_new += im->partial2[b];
+			float *t;
+			t = im->r, im->r = im->r2, im->r2 = t;
+			t = im->ap, im->ap = im->ap2, im->ap2 = t;
+			t = im->q, im->q = im->w2, im->w2 = t;
 			if (im->block_count > 0) {
-				listed_multiply(im, im->c, im->q);
-				job.p = im->c;
+				listed_multiply(im, im->s, im->q);
+				job.p = im->s;
 				job.in = im->q;
 				quad = run_phase(&job, PH_DOT);
+			} else {
+				quad = 0.0;
+				for (int b = 0; b < vblocks; b++)
+					quad += im->partial[b];
 			}
-			/* c is zero at kinematic vertices, so cᵀ A c = cᵀ filter(A c).  cᵀ A c <= 0: A
-			 * is not positive definite in floating point, or a NaN came in.  Stopping
-			 * keeps the iterate; the world's blow-up check handles NaNs. */
-			if (!(quad > 0.0))
-				break;
-			job.alpha = (float)(delta / quad);
-			const double delta_new = run_phase(&job, PH_UPDATE);
-			/* s is zero at kinematic vertices (zero preconditioner), so c stays filtered. */
-			job.beta = (float)(delta_new / delta);
-			job.first = false;
+			const double beta = delta_new / delta;
 			delta = delta_new;
 			iterations++;
 			if (iterations >= max_iterations || !(delta > target))
 				break;
+			/* Chronopoulos and Gear: pᵀ A p from uᵀ A u and the previous step */
+			quad -= beta * delta / alpha;
+			alpha = delta / quad;
+			job.beta = (float)beta;
+			job.first = false;
 		}
 	}
 
