@@ -986,7 +986,8 @@ static double run_phase(solve_job *j, phase ph)
 			slots += im->runs[k].count;
 		count = (slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
 	}
-	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : 1;
+	const int workers = j->w->def.worker_count > 1 ? j->w->def.worker_count : 1;
+	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + workers - 1) / workers;
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
 	if (ph == PH_DOT || ph == PH_RESIDUAL)
