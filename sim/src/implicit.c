@@ -115,11 +115,12 @@ typedef struct implicit_block {
  * workers gives the same bits.  The block is small enough that a block's vectors and its
  * springs stay in the first two cache levels while the product walks them. */
 #define VERTEX_BLOCK 1024
-/* The product walks the blocks of a range in chunks of up to this many: a vertex's
- * result does not depend on the chunk either, and the neighbours' directions and the
- * springs reaching into the chunk that it recomputes (up to two grid rows either side)
- * are then a small fraction of its work. */
-#define CHUNK_BLOCKS 8
+/* An iteration walks the blocks of a range in chunks of up to this many (a vertex's
+ * result does not depend on the chunk either).  A chunk recomputes the u of up to two
+ * grid rows either side and the springs reaching into it; with one range per worker and
+ * chunks this long, a 129 x 129 cloth is one chunk per worker and the halo work is a
+ * few percent.  The per-worker scratch (about 0.8 MB) follows from it. */
+#define CHUNK_BLOCKS 32
 #define SLOT_BLOCK 4096
 /* Below this many vertices every loop runs inline: a CG iteration of a 33 x 33 cloth
  * costs a few microseconds, about what waking a pool thread does. */
