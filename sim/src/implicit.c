@@ -701,8 +701,8 @@ static void job_springs(const solve_job *j, int s0, int s1)
 	}
 }
 
-/* The vertices [lo, hi) of each run's a-side and b-side: *m0 and *count for the a-side
- * (spring m0 is at vertex lo_a), likewise for the b-side. */
+/* Of the vertices [lo, hi): the run's a-ends, [*a0, *a1), and its b-ends, [*b0, *b1)
+ * (either may be empty). */
 static void run_sides(const implicit_run *run, int lo, int hi, int *a0, int *a1, int *b0, int *b1)
 {
 	*a0 = lo > run->a ? lo : run->a;
@@ -712,6 +712,9 @@ static void run_sides(const implicit_run *run, int lo, int hi, int *a0, int *a1,
 	*b1 = hi < b + run->count ? hi : b + run->count;
 }
 
+/* Each vertex of [lo, hi): its diagonal block d I plus the blocks of its springs, and b
+ * plus or minus their terms, run after run, a-ends before b-ends (the order the serial
+ * scatter had); then the inverse, unless listed springs still have to be added. */
 static void job_gather(const solve_job *j, int lo, int hi, bool invert)
 {
 	sim_implicit *im = j->im;
@@ -746,11 +749,15 @@ static void job_gather(const solve_job *j, int lo, int hi, bool invert)
 		invert_blocks(pre + lo, im->mask + lo, hi - lo, st);
 }
 
-/* q = A p over [lo, hi) for the grid runs (the listed springs are added afterwards).  A
- * block computes each run's spring products t = S (p_a - p_b) for every spring with an
- * end in the block, in its own scratch, then adds them at the a-ends and subtracts them
- * at the b-ends, run after run: the springs of the halo are computed by both blocks they
- * touch, the same way, so each vertex's sum is the same whatever the split. */
+/* q = A p over [lo, hi) for the grid runs (the listed springs are added afterwards),
+ * reading p over [lo - halo, hi + halo) (p[i] at p + (i - base), planes ps apart); with
+ * `partial`, pᵀ q per block.  Every spring with an end in [lo, hi) is computed here, so
+ * the springs reaching across the range's ends are computed by both ranges they touch,
+ * the same way.  A vertex's sum is d p, then run after run: for a run a grid row or more
+ * long its b-side term then its a-side term (three fused loops: springs with only the
+ * b-end in the range, both ends, only the a-end), for a run within rows its a-side then
+ * its b-side term (t = S (p_a - p_b) into the scratch, then gathered).  Either way the
+ * order does not depend on lo and hi. */
 static void job_product(const solve_job *j, int lo, int hi, int worker, const float *p, int base, int ps, float *q,
                         double *partial)
 {
