@@ -632,6 +632,8 @@ typedef enum phase {
 	PH_PRECOND,    /* vertex blocks: s = P r */
 	PH_ADD,        /* vertex blocks: dv += c */
 	PH_CG,         /* vertex blocks: one iteration (see sim_implicit_step); rᵀ u, uᵀ w */
+	PH_CG_POINT,   /* vertex blocks: PH_CG's pointwise part alone; rᵀ u */
+	PH_CG_PRODUCT, /* vertex blocks: PH_CG's w = A u alone; uᵀ w */
 	PH_FINISH      /* vertex blocks: v and x of the step; flags non-finite */
 } phase;
 
@@ -866,6 +868,19 @@ static void job_cg(const solve_job *j, int lo, int hi, int worker)
 	}
 }
 
+/* job_cg in two loops, for a solve that runs inline (see sim_implicit_step): the same
+ * arithmetic, without the halo, so the same bits. */
+static void job_cg_point(const solve_job *j, int lo, int hi)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride;
+	for (int c = 0; c < 3; c++)
+		cg_step(im->c + c * st + lo, im->dv + c * st + lo, im->s + c * st + lo, j->alpha, j->beta, j->first,
+		        hi - lo);
+	cg_point(im->q + lo, im->ap + lo, im->r + lo, im->mask + lo, im->pre + lo, st, j->alpha, j->beta, im->ap2 + lo,
+	         im->r2 + lo, st, im->s + lo, st, hi - lo);
+}
+
 static void job_start(const solve_job *j, int lo, int hi, unsigned char *flags)
 {
 	sim_implicit *im = j->im;
@@ -928,12 +943,15 @@ static void solve_task(int start, int end, int worker, void *ctx)
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT || j->phase == PH_CG) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
 			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
 			if (j->phase == PH_CG)
 				job_cg(j, lo, hi, worker);
+			else if (j->phase == PH_CG_PRODUCT)
+				job_product(j, lo, hi, worker, im->s, 0, im->stride, im->w2,
+				            im->block_count == 0 ? im->partial : NULL);
 			else
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
@@ -961,6 +979,11 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			break;
 		case PH_PRODUCT: /* above */
 		case PH_CG:
+		case PH_CG_PRODUCT:
+			break;
+		case PH_CG_POINT:
+			job_cg_point(j, lo, hi);
+			im->partial2[b] = dot3(im->r2 + lo, im->s + lo, hi - lo, st);
 			break;
 		case PH_DOT:
 			im->partial[b] = dot3(j->p + lo, j->in + lo, hi - lo, st);
@@ -1234,15 +1257,26 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		/* u is zero at kinematic vertices, so uᵀ A u = uᵀ filter(A u).  A non-positive
 		 * curvature: A is not positive definite in floating point, or a NaN came in.
 		 * Stopping keeps the iterate; the world's blow-up check handles NaNs. */
+		/* Inline, the iteration's pointwise part and its product are two loops, which
+		 * gives the same bits without the halo's work and skips the last iteration's
+		 * product, which the one loop computes before anyone knows it is the last. */
+		const bool inline_only = !w->def.enqueue_task || w->def.worker_count <= 1 || n < PARALLEL_MIN_VERTICES;
 		while (quad > 0.0 && alpha > 0.0) {
 			job.alpha = (float)alpha;
-			run_phase(&job, PH_CG);
+			run_phase(&job, inline_only ? PH_CG_POINT : PH_CG);
 			double delta_new = 0.0;
 			for (int b = 0; b < vblocks; b++)
 				delta_new += im->partial2[b];
 			float *t;
 			t = im->r, im->r = im->r2, im->r2 = t;
 			t = im->ap, im->ap = im->ap2, im->ap2 = t;
+			if (inline_only && (iterations + 1 >= max_iterations || !(delta_new > target))) {
+				delta = delta_new;
+				iterations++;
+				break;
+			}
+			if (inline_only)
+				run_phase(&job, PH_CG_PRODUCT);
 			t = im->q, im->q = im->w2, im->w2 = t;
 			if (im->block_count > 0) {
 				listed_multiply(im, im->s, im->q);
