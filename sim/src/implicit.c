@@ -56,7 +56,7 @@
  * taken in one fixed order whichever block, chunk or worker computes them, so the
  * result is the same for any number of workers; an iteration is one parallel loop (two
  * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
- * runs inline.
+ * runs inline, and an inline iteration is two plain loops with the same bits.
  */
 #include "sim_internal.h"
 
