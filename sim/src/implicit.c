@@ -32,14 +32,31 @@
  *   - Free vertices start from the previous step's dv (scaled to the new h) when that
  *     lowers the residual; the paper starts from 0.  The convergence test stays relative
  *     to the residual of the paper's starting point, so the guess only saves iterations
- *     and never changes what "converged" means.
+ *     and never changes what "converged" means.  It pays while a cloth falls freely (2
+ *     to 4 iterations a step on the 129 x 129 drape before it reaches the ball).  Once
+ *     the cloth lies on something, the collision impulses between steps make the
+ *     previous dv a poor guess (its residual is 0.5 to 1.6 times the reference): neither
+ *     it, nor its A-optimal multiple, nor it minus the last collision response brought
+ *     the 60 to 170 iterations of such a step down (measured on that drape).
+ *
+ * The iteration is written in Chronopoulos and Gear's form, which needs one reduction
+ * per iteration instead of two (see sim_implicit_step).
  *
  * Layout: every vector of the solve is three planes (x, y, z) of floats.  The blocks of
  * a grid object are stored per spring family, in the grid's vertex order (the families
  * forces.c walks), so each product is a few long loops over contiguous planes that the
  * compiler vectorises; springs of other objects go through a plain list.  Dot products
- * accumulate in double, in eight fixed partial sums, so every build of the kernels
+ * accumulate in double, in eight fixed partial sums per block of VERTEX_BLOCK vertices,
+ * and the blocks' sums are added in block order, so every build of the kernels
  * (SIM_VECTOR_CLONES) gives the same bits.
+ *
+ * Parallel work (docs/collisions.md): the assembly (a vertex pass, a pass over the grid
+ * springs, a vertex pass that gathers each vertex's blocks and terms of b) and every
+ * iteration run through sim_parallel_for over fixed blocks, and each vertex's sums are
+ * taken in one fixed order whichever block, chunk or worker computes them, so the
+ * result is the same for any number of workers; an iteration is one parallel loop (two
+ * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
+ * runs inline, and an inline iteration is two plain loops with the same bits.
  */
 #include "sim_internal.h"
 
@@ -57,18 +74,24 @@ enum { S_XX, S_XY, S_XZ, S_YY, S_YZ, S_ZZ, S_COUNT };
 
 /* A grid spring's block S = beta I + gamma u uᵀ (gamma >= 0) is kept as w = sqrt(gamma) u
  * and beta, S = beta I + w wᵀ: four planes instead of six.  The product streams these
- * planes once per CG iteration and they are most of its memory traffic. */
+ * planes once per CG iteration and they are most of its memory traffic.  Three more
+ * planes per grid spring (G_*) hold its share of the right-hand side from the spring
+ * pass of the assembly until the vertex pass gathers it. */
 enum { W_X, W_Y, W_Z, W_BETA, W_COUNT };
+enum { G_X = W_COUNT, G_Y, G_Z, SLOT_PLANES };
 
 /* All springs of one family of a grid object as one run: a + i -> a + i + offset for
  * i < count, blocks at slot + i of the block planes.  A family's springs of consecutive
  * rows are adjacent in this numbering except where a row wraps: the few a + i whose
  * partner would lie in another column range (the last vertex of a row for a
  * horizontal family, say) are placeholders with a zero block, which the product
- * passes through at no cost, so every product is six long vectorised loops per cloth
- * instead of six per grid row. */
+ * passes through at no cost, so every product is a few long vectorised loops per cloth
+ * instead of a few per grid row.  Spring i is real when column (i + i0) mod nx lies in
+ * [i0, i1). */
 typedef struct implicit_run {
 	int a, offset, count, slot;
+	int nx, i0, i1;
+	float k, kd, rest;
 } implicit_run;
 
 /* A spring outside a grid: its block as (w, beta). */
@@ -81,8 +104,28 @@ typedef struct implicit_block {
  * same offsets within a page, and a load from one plane would then wait for a store to
  * another that merely shares the low address bits (4K aliasing): a CG iteration of the
  * 64x64 benchmark took 32 us instead of 27.  128 bytes per plane spreads 32 planes over
- * a page. */
+ * a page (of the 41 now, those 32 apart share offsets: still faster on the 129 x 129
+ * drape than 64 bytes per plane, 11.4 against 12.0 ms of solve a frame). */
 #define PLANE_PAD 32
+
+/* Parallel work (docs/collisions.md, "Parallel work").  Every loop of the solve runs
+ * over fixed blocks of VERTEX_BLOCK vertices (or SLOT_BLOCK grid springs), whatever the
+ * number of workers: a vertex's sums are taken in one fixed order (its own term, then
+ * each run's a-side and b-side in run order) by whichever block owns it, and the dot
+ * products add one double per block, in block order.  So any split of the blocks over
+ * workers gives the same bits.  The block is small enough that a block's vectors and its
+ * springs stay in the first two cache levels while the product walks them. */
+#define VERTEX_BLOCK 1024
+/* An iteration walks the blocks of a range in chunks of up to this many (a vertex's
+ * result does not depend on the chunk either).  A chunk recomputes the u of up to two
+ * grid rows either side and the springs reaching into it; with one range per worker and
+ * chunks this long, a 129 x 129 cloth is one chunk per worker and the halo work is a
+ * few percent.  The per-worker scratch (about 0.8 MB) follows from it. */
+#define CHUNK_BLOCKS 32
+#define SLOT_BLOCK 4096
+/* Below this many vertices every loop runs inline: a CG iteration of a 33 x 33 cloth
+ * costs a few microseconds, about what waking a pool thread does. */
+#define PARALLEL_MIN_VERTICES 4096
 
 /* Vertex planes, in order, within one allocation. */
 enum {
@@ -93,11 +136,14 @@ enum {
 	P_PRE = 8,     /* six planes: A's diagonal blocks, then their inverses (0 if kinematic) */
 	P_DV = 14,     /* the unknown; between steps, the last solution (warm start) */
 	P_R = 17,      /* filtered residual b - A dv (r and q may trade places) */
-	P_S = 20,      /* preconditioned residual */
-	P_C = 23,      /* search direction, zero at kinematic vertices */
-	P_Q = 26,      /* A c */
-	P_ROW = 29,    /* one run's products or right-hand side terms */
-	P_COUNT = 32
+	P_S = 20,      /* preconditioned residual u = P r */
+	P_C = 23,      /* search direction p, zero at kinematic vertices */
+	P_Q = 26,      /* w = A u (unfiltered) */
+	P_AP = 29,     /* filter(A p), by recurrence */
+	P_R2 = 32,     /* the next r, filter(A p) and w: an iteration reads the current ones */
+	P_AP2 = 35,    /* around its block while other blocks write the next ones */
+	P_W2 = 38,
+	P_COUNT = 41
 };
 
 struct sim_implicit {
@@ -108,11 +154,24 @@ struct sim_implicit {
 	int run_capacity, block_capacity;
 
 	float *planes;     /* P_COUNT vertex planes */
-	float *diag, *mask, *pre, *dv, *r, *s, *c, *q, *row; /* into planes */
-	float *slots;      /* W_COUNT planes of grid spring blocks */
+	float *diag, *mask, *pre, *dv, *r, *s, *c, *q, *ap, *r2, *ap2, *w2; /* into planes */
+	float *slots;      /* SLOT_PLANES planes of grid spring blocks */
 	implicit_run *runs;
 	implicit_block *blocks;
 	int run_count, block_count;
+
+	/* Per-block results of a parallel loop, combined in block order. */
+	double *partial, *partial2;
+	unsigned char *flags;
+	int block_capacity_v;
+
+	/* Per-worker scratch of an iteration: a chunk's next u with `halo` vertices either side
+	 * (3 planes of local_stride), its springs' products (3 planes of t_stride) and the
+	 * halo's next r and filter(A p), which only serve to compute u there (6 planes of
+	 * junk_stride). */
+	float *scratch;
+	int scratch_workers, halo, local_stride, t_stride, junk_stride;
+	size_t scratch_floats;
 
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
 	 * during world step guess_step. */
@@ -134,6 +193,10 @@ void sim_implicit_destroy(sim_implicit *im)
 	free(im->slots);
 	free(im->runs);
 	free(im->blocks);
+	free(im->partial);
+	free(im->partial2);
+	free(im->flags);
+	free(im->scratch);
 	free(im);
 }
 
@@ -179,7 +242,7 @@ static int family_span(const sim_object *o, const sim_grid_family *fam, int *a, 
 
 static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 {
-	int runs = 0, slots = 0, listed = 0;
+	int runs = 0, slots = 0, listed = 0, halo = 0;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!o->grid_nx) {
@@ -187,11 +250,14 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 			continue;
 		}
 		for (int f = 0; f < SIM_GRID_FAMILIES; f++) {
-			int a, i0, i1, count = family_span(o, &o->families[f], &a, &i0, &i1);
+			const sim_grid_family *fam = &o->families[f];
+			int a, i0, i1, count = family_span(o, fam, &a, &i0, &i1);
 			if (count <= 0)
 				continue;
 			runs++;
 			slots += count;
+			const int offset = fam->dj * o->grid_nx + fam->di;
+			halo = offset > halo ? offset : halo;
 		}
 	}
 	if (w->n > im->capacity) {
@@ -211,12 +277,24 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		im->s = b + P_S * stride;
 		im->c = b + P_C * stride;
 		im->q = b + P_Q * stride;
-		im->row = b + P_ROW * stride;
+		im->ap = b + P_AP * stride;
+		im->r2 = b + P_R2 * stride;
+		im->ap2 = b + P_AP2 * stride;
+		im->w2 = b + P_W2 * stride;
+	}
+	const int vblocks = (w->n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
+	if (vblocks > im->block_capacity_v) {
+		int cap = grown(im->block_capacity_v, vblocks, 16);
+		if (!regrow((void **)&im->partial, sizeof(double) * (size_t)cap) ||
+		    !regrow((void **)&im->partial2, sizeof(double) * (size_t)cap) ||
+		    !regrow((void **)&im->flags, (size_t)cap))
+			return false;
+		im->block_capacity_v = cap;
 	}
 	if (slots > im->slot_capacity) {
 		int cap = grown(im->slot_capacity, slots, 1024);
 		int stride = cap + PLANE_PAD;
-		if (!regrow((void **)&im->slots, sizeof(float) * W_COUNT * (size_t)stride))
+		if (!regrow((void **)&im->slots, sizeof(float) * SLOT_PLANES * (size_t)stride))
 			return false;
 		im->slot_capacity = cap;
 		im->slot_stride = stride;
@@ -232,6 +310,23 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		if (!regrow((void **)&im->blocks, sizeof(implicit_block) * (size_t)cap))
 			return false;
 		im->block_capacity = cap;
+	}
+	/* The scratch follows the largest offset of any run: the product of a block reads the
+	 * direction that far beyond it. */
+	const int workers = w->def.worker_count > 1 ? w->def.worker_count : 1;
+	const int chunk = CHUNK_BLOCKS * VERTEX_BLOCK;
+	const int local_stride = chunk + 2 * halo + PLANE_PAD, t_stride = chunk + halo + PLANE_PAD;
+	const int junk_stride = halo + PLANE_PAD;
+	const size_t per_worker = 3 * (size_t)local_stride + 3 * (size_t)t_stride + 6 * (size_t)junk_stride;
+	if (workers > im->scratch_workers || halo > im->halo) {
+		if (!regrow((void **)&im->scratch, sizeof(float) * per_worker * (size_t)workers))
+			return false;
+		im->scratch_workers = workers;
+		im->halo = halo;
+		im->local_stride = local_stride;
+		im->t_stride = t_stride;
+		im->junk_stride = junk_stride;
+		im->scratch_floats = per_worker;
 	}
 	return true;
 }
@@ -317,31 +412,6 @@ static void run_add_blocks(float *restrict sxx, float *restrict sxy, float *rest
 	}
 }
 
-/* q_a += S (p_a - p_b) and q_b -= S (p_a - p_b) for a run whose b-run starts at least a
- * grid row further on.  The two runs overlap in memory, but only `offset` apart: the
- * compiler vectorises with a run-time check that the offset exceeds the vector width,
- * which keeps every element's operations in the scalar order. */
-SIM_VECTOR_CLONES
-static void run_product(const float *restrict wx, const float *restrict wy, const float *restrict wz,
-                        const float *restrict wbeta, const float *restrict px, const float *restrict py,
-                        const float *restrict pz, float *restrict qx, float *restrict qy, float *restrict qz,
-                        int offset, int count)
-{
-	for (int i = 0; i < count; i++) {
-		float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
-		float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
-		float tx = wbeta[i] * ex + we * wx[i];
-		float ty = wbeta[i] * ey + we * wy[i];
-		float tz = wbeta[i] * ez + we * wz[i];
-		qx[i] += tx;
-		qy[i] += ty;
-		qz[i] += tz;
-		qx[i + offset] -= tx;
-		qy[i + offset] -= ty;
-		qz[i + offset] -= tz;
-	}
-}
-
 /* t = S (p_a - p_b) for a run within grid rows (offset 1 or 2, below the vector width),
  * to be scattered by two separate passes. */
 SIM_VECTOR_CLONES
@@ -373,22 +443,6 @@ static void row_sub(float *restrict dst, const float *restrict src, int count)
 		dst[i] -= src[i];
 }
 
-/* dst_a[i] += src[i], then dst_b[i] -= src[i] (or += when both_add, for the diagonal
- * blocks), for `planes` planes.  Separate passes: in a family within one grid row the
- * b-run overlaps the a-run, and the second pass must see what the first wrote. */
-static void scatter_planes(float *dst, int stride, int a, int b, const float *src, int src_stride, int planes,
-                           int count, bool both_add)
-{
-	for (int p = 0; p < planes; p++)
-		row_add(dst + p * stride + a, src + p * src_stride, count);
-	for (int p = 0; p < planes; p++) {
-		if (both_add)
-			row_add(dst + p * stride + b, src + p * src_stride, count);
-		else
-			row_sub(dst + p * stride + b, src + p * src_stride, count);
-	}
-}
-
 /* y = P x for the six-plane block diagonal P (x, y: three planes). */
 SIM_VECTOR_CLONES
 static void precondition(const float *restrict pre, const float *restrict x, float *restrict y, int n, int stride)
@@ -398,35 +452,6 @@ static void precondition(const float *restrict pre, const float *restrict x, flo
 		y[i] = pre[S_XX * stride + i] * x0 + pre[S_XY * stride + i] * x1 + pre[S_XZ * stride + i] * x2;
 		y[stride + i] = pre[S_XY * stride + i] * x0 + pre[S_YY * stride + i] * x1 + pre[S_YZ * stride + i] * x2;
 		y[2 * stride + i] = pre[S_XZ * stride + i] * x0 + pre[S_YZ * stride + i] * x1 + pre[S_ZZ * stride + i] * x2;
-	}
-}
-
-/* dv += alpha c, r -= alpha filter(q), s = P r. */
-SIM_VECTOR_CLONES
-static void cg_update(float *restrict dv, float *restrict r, float *restrict s, const float *restrict c,
-                      const float *restrict q, const float *restrict mask, const float *restrict pre, float alpha,
-                      int n, int stride)
-{
-	for (int p = 0; p < 3; p++) {
-		for (int i = 0; i < n; i++) {
-			dv[p * stride + i] += alpha * c[p * stride + i];
-			r[p * stride + i] -= alpha * (mask[i] * q[p * stride + i]);
-		}
-	}
-	precondition(pre, r, s, n, stride);
-}
-
-/* c = s + beta c, and q = d c to start the next product. */
-SIM_VECTOR_CLONES
-static void cg_direction(float *restrict c, float *restrict q, const float *restrict s, const float *restrict diag,
-                         float beta, int n, int stride)
-{
-	for (int p = 0; p < 3; p++) {
-		for (int i = 0; i < n; i++) {
-			float ci = s[p * stride + i] + beta * c[p * stride + i];
-			c[p * stride + i] = ci;
-			q[p * stride + i] = diag[i] * ci;
-		}
 	}
 }
 
@@ -458,42 +483,570 @@ static void invert_blocks(float *restrict pre, const float *restrict mask, int n
 	}
 }
 
+
+/* q = d p, the scalar diagonal's part of a product. */
+SIM_VECTOR_CLONES
+static void scale(float *restrict q, const float *restrict d, const float *restrict p, int count)
+{
+	for (int i = 0; i < count; i++)
+		q[i] = d[i] * p[i];
+}
+
+/* The three parts of a run whose b-ends lie at least a vector width beyond its a-ends,
+ * within one block of vertices: springs with only the b-end in the block, with both, and
+ * with only the a-end.  A vertex gets its b-side term before its a-side term in every
+ * case (in the part with both, spring i's b-end term lands on vertex i + offset before
+ * spring i + offset's a-end term does: the compiler vectorises with a run-time check that
+ * the offset exceeds the vector width, which keeps the scalar order). */
+SIM_VECTOR_CLONES
+static void run_product_both(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                             const float *restrict wbeta, const float *restrict px, const float *restrict py,
+                             const float *restrict pz, float *restrict qx, float *restrict qy, float *restrict qz,
+                             int offset, int count)
+{
+	for (int i = 0; i < count; i++) {
+		float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+		float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+		float tx = wbeta[i] * ex + we * wx[i];
+		float ty = wbeta[i] * ey + we * wy[i];
+		float tz = wbeta[i] * ez + we * wz[i];
+		qx[i] += tx;
+		qy[i] += ty;
+		qz[i] += tz;
+		qx[i + offset] -= tx;
+		qy[i + offset] -= ty;
+		qz[i + offset] -= tz;
+	}
+}
+
+/* q_a += S (p_a - p_b) when sign > 0 (q points at the a-ends), q_b -= S (p_a - p_b)
+ * otherwise (q points at the b-ends). */
+SIM_VECTOR_CLONES
+static void run_product_side(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                             const float *restrict wbeta, const float *restrict px, const float *restrict py,
+                             const float *restrict pz, float *restrict qx, float *restrict qy, float *restrict qz,
+                             int offset, int count, bool a_side)
+{
+	if (a_side) {
+		for (int i = 0; i < count; i++) {
+			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+			qx[i] += wbeta[i] * ex + we * wx[i];
+			qy[i] += wbeta[i] * ey + we * wy[i];
+			qz[i] += wbeta[i] * ez + we * wz[i];
+		}
+	} else {
+		for (int i = 0; i < count; i++) {
+			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+			qx[i] -= wbeta[i] * ex + we * wx[i];
+			qy[i] -= wbeta[i] * ey + we * wy[i];
+			qz[i] -= wbeta[i] * ez + we * wz[i];
+		}
+	}
+}
+
+/* One iteration's pointwise part (see sim_implicit_step): the next filter(A p) =
+ * filter(w) + beta filter(A p) (filter(A p) is 0 before the first iteration), the next
+ * r = r - alpha filter(A p) and the next u = P r, over `count` vertices; the inputs'
+ * planes are `st` apart, the outputs' `os` and `us`.  A block's own vertices and its halo
+ * go through this same loop, so a vertex's u is the same whichever block computes it. */
+SIM_VECTOR_CLONES
+static void cg_point(const float *restrict w, const float *restrict ap, const float *restrict r,
+                     const float *restrict mask, const float *restrict pre, int st, float alpha, float beta,
+                     float *restrict ap_out, float *restrict r_out, int os, float *restrict u_out, int us, int count)
+{
+	for (int i = 0; i < count; i++) {
+		float rn[3];
+		for (int c = 0; c < 3; c++) {
+			float a = mask[i] * w[c * st + i] + beta * ap[c * st + i];
+			ap_out[c * os + i] = a;
+			rn[c] = r[c * st + i] - alpha * a;
+			r_out[c * os + i] = rn[c];
+		}
+		u_out[i] = pre[S_XX * st + i] * rn[0] + pre[S_XY * st + i] * rn[1] + pre[S_XZ * st + i] * rn[2];
+		u_out[us + i] = pre[S_XY * st + i] * rn[0] + pre[S_YY * st + i] * rn[1] + pre[S_YZ * st + i] * rn[2];
+		u_out[2 * us + i] = pre[S_XZ * st + i] * rn[0] + pre[S_YZ * st + i] * rn[1] + pre[S_ZZ * st + i] * rn[2];
+	}
+}
+
+/* p = u + beta p (first: p = u) and dv += alpha p, one plane. */
+SIM_VECTOR_CLONES
+static void cg_step(float *restrict p, float *restrict dv, const float *restrict u, float alpha, float beta,
+                    bool first, int count)
+{
+	for (int i = 0; i < count; i++) {
+		float pi = first ? u[i] : u[i] + beta * p[i];
+		p[i] = pi;
+		dv[i] += alpha * pi;
+	}
+}
+
+/* q += ta, q -= tb, and q = q + ta - tb where a vertex is both an a-end and a b-end of
+ * one run: three planes per call, q read and written once. */
+SIM_VECTOR_CLONES
+static void side_add3(float *restrict qx, float *restrict qy, float *restrict qz, const float *restrict tx,
+                      const float *restrict ty, const float *restrict tz, int count)
+{
+	for (int i = 0; i < count; i++) {
+		qx[i] += tx[i];
+		qy[i] += ty[i];
+		qz[i] += tz[i];
+	}
+}
+
+SIM_VECTOR_CLONES
+static void side_sub3(float *restrict qx, float *restrict qy, float *restrict qz, const float *restrict tx,
+                      const float *restrict ty, const float *restrict tz, int count)
+{
+	for (int i = 0; i < count; i++) {
+		qx[i] -= tx[i];
+		qy[i] -= ty[i];
+		qz[i] -= tz[i];
+	}
+}
+
+SIM_VECTOR_CLONES
+static void side_both3(float *restrict qx, float *restrict qy, float *restrict qz, const float *ax,
+                       const float *ay, const float *az, const float *bx, const float *by, const float *bz,
+                       int count)
+{
+	for (int i = 0; i < count; i++) {
+		qx[i] = (qx[i] + ax[i]) - bx[i];
+		qy[i] = (qy[i] + ay[i]) - by[i];
+		qz[i] = (qz[i] + az[i]) - bz[i];
+	}
+}
+
+/* ---- parallel loops ------------------------------------------------------------------------- */
+
+typedef enum phase {
+	PH_SETUP,      /* vertex blocks: planes of x, v, f; d, mask; b's vertex terms */
+	PH_SPRINGS,    /* slot blocks: grid spring blocks and their terms of b */
+	PH_GATHER,     /* vertex blocks: diagonal blocks and b from the runs; inverses unless deferred */
+	PH_INVERT,     /* vertex blocks: inverses (after the listed springs) */
+	PH_START,      /* vertex blocks: the paper's start z, the guess into c; flags */
+	PH_PRODUCT,    /* vertex blocks: q = A p over the grid runs */
+	PH_DOT,        /* vertex blocks: pᵀ q */
+	PH_RESIDUAL,   /* vertex blocks: out = filter(in - sub), scratch = P out; outᵀ scratch */
+	PH_PRECOND,    /* vertex blocks: s = P r */
+	PH_ADD,        /* vertex blocks: dv += c */
+	PH_CG,         /* vertex blocks: one iteration (see sim_implicit_step); rᵀ u, uᵀ w */
+	PH_CG_POINT,   /* vertex blocks: PH_CG's pointwise part alone; rᵀ u */
+	PH_CG_PRODUCT, /* vertex blocks: PH_CG's w = A u alone; uᵀ w */
+	PH_FINISH      /* vertex blocks: v and x of the step; flags non-finite */
+} phase;
+
+typedef struct solve_job {
+	sim_implicit *im;
+	sim_world *w;
+	phase phase;
+	int n;
+	float h;
+	/* PH_PRODUCT: q = A p.  PH_CG: alpha, beta, first (see sim_implicit_step). */
+	bool first;
+	float beta, alpha;
+	const float *p, *in, *sub;
+	float *out, *aux;
+	/* PH_START */
+	int guess_count;
+	float guess_scale;
+} solve_job;
+
+static void job_setup(const solve_job *j, int lo, int hi)
+{
+	sim_implicit *im = j->im;
+	const sim_world *w = j->w;
+	const int st = im->stride, m = hi - lo;
+	const float h = j->h, h2 = h * h, air = w->def.air_damping;
+	float *px = im->planes + P_X * st, *pv = im->planes + P_V * st, *r = im->r;
+	sim_to_planes(w->x + lo, px + lo, px + st + lo, px + 2 * st + lo, m);
+	sim_to_planes(w->v + lo, pv + lo, pv + st + lo, pv + 2 * st + lo, m);
+	sim_to_planes(w->f + lo, r + lo, r + st + lo, r + 2 * st + lo, m);
+	for (int i = lo; i < hi; i++) {
+		/* Air damping -c m v and the anchor -k (x - rest) - kd v are isotropic: they
+		 * only add to the scalar diagonal, and the anchor's dF/dx v0 = -k v0 to b. */
+		float ka = w->rest[i][3];
+		im->diag[i] = w->mass[i] * (1.0f + h * air) + h * w->anchor_kd[i] + h2 * ka;
+		im->mask[i] = w->x[i][3] != 0.0f ? 1.0f : 0.0f;
+		for (int p = 0; p < 3; p++)
+			r[p * st + i] = h * r[p * st + i] - h2 * ka * pv[p * st + i];
+	}
+}
+
+/* Grid springs [s0, s1) of the slot numbering: blocks and terms of b, placeholders
+ * zeroed. */
+static void job_springs(const solve_job *j, int s0, int s1)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, ss = im->slot_stride;
+	const float *px = im->planes + P_X * st, *pv = im->planes + P_V * st;
+	for (int k = 0; k < im->run_count; k++) {
+		const implicit_run *run = &im->runs[k];
+		const int m0 = (s0 > run->slot ? s0 : run->slot) - run->slot;
+		const int m1 = (s1 < run->slot + run->count ? s1 : run->slot + run->count) - run->slot;
+		if (m0 >= m1)
+			continue;
+		const int a = run->a + m0;
+		float *wb = im->slots + run->slot + m0;
+		run_assemble(px + a, px + st + a, px + 2 * st + a, pv + a, pv + st + a, pv + 2 * st + a, run->offset,
+		             m1 - m0, j->h, run->k, run->kd, run->rest, wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss,
+		             wb + W_BETA * ss, wb + G_X * ss, wb + G_Y * ss, wb + G_Z * ss);
+		int col = (m0 + run->i0) % run->nx;
+		for (int m = m0; m < m1; m++) {
+			if (col < run->i0 || col >= run->i1)
+				for (int p = 0; p < SLOT_PLANES; p++)
+					im->slots[p * ss + run->slot + m] = 0.0f;
+			if (++col == run->nx)
+				col = 0;
+		}
+	}
+}
+
+/* Of the vertices [lo, hi): the run's a-ends, [*a0, *a1), and its b-ends, [*b0, *b1)
+ * (either may be empty). */
+static void run_sides(const implicit_run *run, int lo, int hi, int *a0, int *a1, int *b0, int *b1)
+{
+	*a0 = lo > run->a ? lo : run->a;
+	*a1 = hi < run->a + run->count ? hi : run->a + run->count;
+	const int b = run->a + run->offset;
+	*b0 = lo > b ? lo : b;
+	*b1 = hi < b + run->count ? hi : b + run->count;
+}
+
+/* Each vertex of [lo, hi): its diagonal block d I plus the blocks of its springs, and b
+ * plus or minus their terms, run after run, a-ends before b-ends (the order the serial
+ * scatter had); then the inverse, unless listed springs still have to be added. */
+static void job_gather(const solve_job *j, int lo, int hi, bool invert)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, ss = im->slot_stride;
+	float *pre = im->pre, *r = im->r;
+	for (int p = 0; p < S_COUNT; p++) {
+		const bool diagonal = p == S_XX || p == S_YY || p == S_ZZ;
+		for (int i = lo; i < hi; i++)
+			pre[p * st + i] = diagonal ? im->diag[i] : 0.0f;
+	}
+	for (int k = 0; k < im->run_count; k++) {
+		const implicit_run *run = &im->runs[k];
+		int a0, a1, b0, b1;
+		run_sides(run, lo, hi, &a0, &a1, &b0, &b1);
+		for (int side = 0; side < 2; side++) {
+			const int v0 = side ? b0 : a0, v1 = side ? b1 : a1;
+			if (v0 >= v1)
+				continue;
+			const float *wb = im->slots + run->slot + (v0 - run->a - (side ? run->offset : 0));
+			float *d = pre + v0;
+			run_add_blocks(d, d + st, d + 2 * st, d + 3 * st, d + 4 * st, d + 5 * st, wb + W_X * ss,
+			               wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, v1 - v0);
+			for (int p = 0; p < 3; p++) {
+				if (side)
+					row_sub(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
+				else
+					row_add(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
+			}
+		}
+	}
+	if (invert)
+		invert_blocks(pre + lo, im->mask + lo, hi - lo, st);
+}
+
+/* q = A p over [lo, hi) for the grid runs (the listed springs are added afterwards),
+ * reading p over [lo - halo, hi + halo) (p[i] at p + (i - base), planes ps apart); with
+ * `partial`, pᵀ q per block.  Every spring with an end in [lo, hi) is computed here, so
+ * the springs reaching across the range's ends are computed by both ranges they touch,
+ * the same way.  A vertex's sum is d p, then run after run: for a run a grid row or more
+ * long its b-side term then its a-side term (three fused loops: springs with only the
+ * b-end in the range, both ends, only the a-end), for a run within rows its a-side then
+ * its b-side term (t = S (p_a - p_b) into the scratch, then gathered).  Either way the
+ * order does not depend on lo and hi. */
+static void job_product(const solve_job *j, int lo, int hi, int worker, const float *p, int base, int ps, float *q,
+                        double *partial)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, ss = im->slot_stride;
+	float *t = im->scratch + (size_t)worker * im->scratch_floats + 3 * (size_t)im->local_stride;
+	const int ts = im->t_stride;
+	for (int c = 0; c < 3; c++)
+		scale(q + c * st + lo, im->diag + lo, p + c * ps + (lo - base), hi - lo);
+	for (int k = 0; k < im->run_count; k++) {
+		const implicit_run *run = &im->runs[k];
+		int a0, a1, b0, b1;
+		run_sides(run, lo, hi, &a0, &a1, &b0, &b1);
+		/* springs m0 .. m1 - 1 of the run have an end in the block */
+		const int m0 = b0 < b1 ? b0 - run->a - run->offset : a0 - run->a;
+		const int m1 = a0 < a1 ? a1 - run->a : b1 - run->a - run->offset;
+		if (m0 >= m1)
+			continue;
+		if (run->offset >= 16) {
+			/* springs with only the b-end, both ends, only the a-end in the block */
+			const int a = run->a, off = run->offset;
+			const int ma0 = a0 < a1 ? a0 - a : m1, mb1 = b0 < b1 ? b1 - a - off : m0;
+			const int seg[3][3] = {{m0, mb1 < ma0 ? mb1 : ma0, 0}, {ma0 > m0 ? ma0 : m0, mb1, 1},
+			                       {mb1 > ma0 ? mb1 : ma0, m1, 2}};
+			for (int g = 0; g < 3; g++) {
+				const int g0 = seg[g][0], g1 = seg[g][1];
+				if (g0 >= g1)
+					continue;
+				const float *wb = im->slots + run->slot + g0;
+				const float *pa = p + (a + g0 - base);
+				float *qa = q + a + g0 + (g == 0 ? off : 0);
+				if (g == 1)
+					run_product_both(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps,
+					                 pa + 2 * ps, qa, qa + st, qa + 2 * st, off, g1 - g0);
+				else
+					run_product_side(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps,
+					                 pa + 2 * ps, qa, qa + st, qa + 2 * st, off, g1 - g0, g == 2);
+			}
+			continue;
+		}
+		const float *wb = im->slots + run->slot + m0;
+		const float *pa = p + (run->a + m0 - base);
+		run_product_row(wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, pa, pa + ps, pa + 2 * ps, t,
+		                t + ts, t + 2 * ts, run->offset, m1 - m0);
+		/* t of the spring whose a-end (b-end) is vertex i */
+		const int ta = run->a + m0, tb = run->a + run->offset + m0;
+		int i0 = a0 > b0 ? a0 : b0, i1 = a1 < b1 ? a1 : b1;
+		if (i0 >= i1)
+			i0 = i1 = a1 > b1 ? a1 : b1; /* no vertex is both: the pieces below are the sides */
+		int piece[4][3] = {{a0, a1 < i0 ? a1 : i0, ta}, {i1 > a0 ? i1 : a0, a1, ta}, {b0, b1 < i0 ? b1 : i0, tb},
+		                   {i1 > b0 ? i1 : b0, b1, tb}};
+		for (int k2 = 0; k2 < 4; k2++) {
+			const int v0 = piece[k2][0], v1 = piece[k2][1], o = v0 - piece[k2][2];
+			if (v0 >= v1)
+				continue;
+			if (k2 < 2)
+				side_add3(q + v0, q + st + v0, q + 2 * st + v0, t + o, t + ts + o, t + 2 * ts + o, v1 - v0);
+			else
+				side_sub3(q + v0, q + st + v0, q + 2 * st + v0, t + o, t + ts + o, t + 2 * ts + o, v1 - v0);
+		}
+		if (i0 < i1)
+			side_both3(q + i0, q + st + i0, q + 2 * st + i0, t + (i0 - ta), t + ts + (i0 - ta),
+			           t + 2 * ts + (i0 - ta), t + (i0 - tb), t + ts + (i0 - tb), t + 2 * ts + (i0 - tb), i1 - i0);
+	}
+	if (!partial)
+		return;
+	/* pᵀ q per block of the chunk */
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		const float *pl = p + (b0 - base);
+		partial[b] = (dot(pl, q + b0, m) + dot(pl + ps, q + st + b0, m)) + dot(pl + 2 * ps, q + 2 * st + b0, m);
+	}
+}
+
+/* One iteration over the vertices [lo, hi) (see sim_implicit_step): the pointwise part
+ * over the chunk and its halo, p and dv over the chunk, then w = A u with u from the
+ * scratch; per block rᵀ u into partial2 and, without listed springs, uᵀ w into partial. */
+static void job_cg(const solve_job *j, int lo, int hi, int worker)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, n = j->n;
+	const int L = lo - im->halo > 0 ? lo - im->halo : 0, R = hi + im->halo < n ? hi + im->halo : n;
+	float *local = im->scratch + (size_t)worker * im->scratch_floats;
+	float *junk = local + 3 * (size_t)im->local_stride + 3 * (size_t)im->t_stride;
+	const int ls = im->local_stride, js = im->junk_stride;
+	/* the halo's u, recomputed here rather than read after a second pass: one
+	 * synchronisation per iteration */
+	const int part[2][2] = {{L, lo}, {hi, R}};
+	for (int k = 0; k < 2; k++) {
+		const int v0 = part[k][0], v1 = part[k][1];
+		if (v0 < v1)
+			cg_point(im->q + v0, im->ap + v0, im->r + v0, im->mask + v0, im->pre + v0, st, j->alpha, j->beta, junk,
+			         junk + 3 * js, js, local + (v0 - L), ls, v1 - v0);
+	}
+	for (int c = 0; c < 3; c++)
+		cg_step(im->c + c * st + lo, im->dv + c * st + lo, im->s + c * st + lo, j->alpha, j->beta, j->first,
+		        hi - lo);
+	cg_point(im->q + lo, im->ap + lo, im->r + lo, im->mask + lo, im->pre + lo, st, j->alpha, j->beta, im->ap2 + lo,
+	         im->r2 + lo, st, local + (lo - L), ls, hi - lo);
+	for (int c = 0; c < 3; c++)
+		memcpy(im->s + c * st + lo, local + c * ls + (lo - L), sizeof(float) * (size_t)(hi - lo));
+	job_product(j, lo, hi, worker, local, L, ls, im->w2, im->block_count == 0 ? im->partial : NULL);
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		im->partial2[b] = dot3(im->r2 + b0, im->s + b0, m, st);
+	}
+}
+
+/* job_cg in two loops, for a solve that runs inline (see sim_implicit_step): the same
+ * arithmetic, without the halo, so the same bits. */
+static void job_cg_point(const solve_job *j, int lo, int hi)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride;
+	for (int c = 0; c < 3; c++)
+		cg_step(im->c + c * st + lo, im->dv + c * st + lo, im->s + c * st + lo, j->alpha, j->beta, j->first,
+		        hi - lo);
+	cg_point(im->q + lo, im->ap + lo, im->r + lo, im->mask + lo, im->pre + lo, st, j->alpha, j->beta, im->ap2 + lo,
+	         im->r2 + lo, st, im->s + lo, st, hi - lo);
+}
+
+static void job_start(const solve_job *j, int lo, int hi, unsigned char *flags)
+{
+	sim_implicit *im = j->im;
+	const sim_world *w = j->w;
+	const int st = im->stride;
+	float *dv = im->dv, *c = im->c;
+	const float *mask = im->mask;
+	bool have_guess = false, moving = false;
+	for (int p = 0; p < 3; p++) {
+		for (int i = lo; i < hi; i++) {
+			const int k = p * st + i;
+			if (mask[i] != 0.0f) {
+				c[k] = i < j->guess_count ? j->guess_scale * dv[k] : 0.0f;
+				dv[k] = 0.0f;
+				have_guess |= c[k] != 0.0f;
+			} else {
+				c[k] = 0.0f;
+				dv[k] = w->vc[i][p] - w->v[i][p];
+				moving |= dv[k] != 0.0f;
+			}
+		}
+	}
+	*flags = (unsigned char)((have_guess ? 1 : 0) | (moving ? 2 : 0));
+}
+
+static double job_residual(const solve_job *j, int lo, int hi)
+{
+	const sim_implicit *im = j->im;
+	const int st = im->stride, m = hi - lo;
+	for (int c = 0; c < 3; c++)
+		for (int i = lo; i < hi; i++)
+			j->out[c * st + i] = im->mask[i] * (j->in[c * st + i] - j->sub[c * st + i]);
+	precondition(im->pre + lo, j->out + lo, j->aux + lo, m, st);
+	return dot3(j->out + lo, j->aux + lo, m, st);
+}
+
+static void job_finish(const solve_job *j, int lo, int hi, unsigned char *flags)
+{
+	const sim_implicit *im = j->im;
+	sim_world *w = j->w;
+	const int st = im->stride;
+	const float h = j->h;
+	bool finite = true;
+	for (int i = lo; i < hi; i++) {
+		float *xi = w->x[i];
+		float *vi = w->v[i];
+		for (int p = 0; p < 3; p++) {
+			/* Kinematic vertices get exactly the constraint velocity, not v + (vc - v)
+			 * rounded. */
+			vi[p] = im->mask[i] != 0.0f ? vi[p] + im->dv[p * st + i] : w->vc[i][p];
+			xi[p] += h * vi[p];
+			finite = finite && isfinite(im->dv[p * st + i]);
+		}
+	}
+	*flags = finite ? 1 : 0;
+}
+
+static void solve_task(int start, int end, int worker, void *ctx)
+{
+	const solve_job *j = ctx;
+	sim_implicit *im = j->im;
+	const int st = im->stride;
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT) {
+		for (int b = start; b < end; b += CHUNK_BLOCKS) {
+			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
+			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
+			if (j->phase == PH_CG)
+				job_cg(j, lo, hi, worker);
+			else if (j->phase == PH_CG_PRODUCT)
+				job_product(j, lo, hi, worker, im->s, 0, im->stride, im->w2,
+				            im->block_count == 0 ? im->partial : NULL);
+			else
+				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
+		}
+		return;
+	}
+	for (int b = start; b < end; b++) {
+		const int lo = b * VERTEX_BLOCK, hi = lo + VERTEX_BLOCK < j->n ? lo + VERTEX_BLOCK : j->n;
+		switch (j->phase) {
+		case PH_SETUP:
+			job_setup(j, lo, hi);
+			break;
+		case PH_SPRINGS: {
+			const int s0 = b * SLOT_BLOCK;
+			job_springs(j, s0, s0 + SLOT_BLOCK);
+			break;
+		}
+		case PH_GATHER:
+			job_gather(j, lo, hi, im->block_count == 0);
+			break;
+		case PH_INVERT:
+			invert_blocks(im->pre + lo, im->mask + lo, hi - lo, st);
+			break;
+		case PH_START:
+			job_start(j, lo, hi, &im->flags[b]);
+			break;
+		case PH_PRODUCT: /* above */
+		case PH_CG:
+		case PH_CG_PRODUCT:
+			break;
+		case PH_CG_POINT:
+			job_cg_point(j, lo, hi);
+			im->partial2[b] = dot3(im->r2 + lo, im->s + lo, hi - lo, st);
+			break;
+		case PH_DOT:
+			im->partial[b] = dot3(j->p + lo, j->in + lo, hi - lo, st);
+			break;
+		case PH_RESIDUAL:
+			im->partial[b] = job_residual(j, lo, hi);
+			break;
+		case PH_PRECOND:
+			precondition(im->pre + lo, im->r + lo, im->s + lo, hi - lo, st);
+			break;
+		case PH_ADD:
+			for (int c = 0; c < 3; c++)
+				row_add(im->dv + c * st + lo, im->c + c * st + lo, hi - lo);
+			break;
+		case PH_FINISH:
+			job_finish(j, lo, hi, &im->flags[b]);
+			break;
+		}
+	}
+}
+
+/* Runs one phase over its blocks; returns the sum of the blocks' partial results, added
+ * in block order. */
+static double run_phase(solve_job *j, phase ph)
+{
+	sim_implicit *im = j->im;
+	j->phase = ph;
+	int count = (j->n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
+	if (ph == PH_SPRINGS) {
+		int slots = 0;
+		for (int k = 0; k < im->run_count; k++)
+			slots += im->runs[k].count;
+		count = (slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
+	}
+	/* Two contiguous ranges per worker: with ranges of one to three blocks, the blocks
+	 * moved between the cores' caches from one iteration to the next and two threads were
+	 * slower than one; with one range per worker, a worker that woke late left the caller
+	 * both.  Two per worker measured best (the 129 x 129 drape's solve on two threads:
+	 * 8.4 to 9.0 ms a frame, against 9.1 to 10.2 with one and 10.1 to 12.6 with three). */
+	const int workers = j->w->def.worker_count > 1 ? j->w->def.worker_count : 1;
+	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + 2 * workers - 1) / (2 * workers);
+	sim_parallel_for(j->w, solve_task, count, min_range, j);
+	double sum = 0.0;
+	if (ph == PH_DOT || ph == PH_RESIDUAL)
+		for (int b = 0; b < count; b++)
+			sum += im->partial[b];
+	return sum;
+}
+
 /* ---- the matrix ----------------------------------------------------------------------------- */
 
 /* Builds d, the spring blocks and the preconditioner, and writes the right-hand side
  * b = h f0 + h^2 (dF/dx) v0 into r.  w->f holds f0. */
-static void implicit_assemble(sim_implicit *im, const sim_world *w, float h)
+static void implicit_assemble(sim_implicit *im, solve_job *j)
 {
-	const int n = w->n, st = im->stride;
-	const float h2 = h * h;
-	const float air = w->def.air_damping;
+	const sim_world *w = j->w;
+	const int st = im->stride;
+	const float h = j->h;
 	float *px = im->planes + P_X * st, *pv = im->planes + P_V * st;
 	float *r = im->r, *pre = im->pre;
 
-	sim_to_planes(w->x, px, px + st, px + 2 * st, n);
-	sim_to_planes(w->v, pv, pv + st, pv + 2 * st, n);
-	sim_to_planes(w->f, r, r + st, r + 2 * st, n);
-	for (int p = 0; p < S_COUNT; p++)
-		memset(pre + p * st, 0, sizeof(float) * (size_t)n);
-	for (int i = 0; i < n; i++) {
-		/* Air damping -c m v and the anchor -k (x - rest) - kd v are isotropic: they
-		 * only add to the scalar diagonal, and the anchor's dF/dx v0 = -k v0 to b. */
-		float ka = w->rest[i][3];
-		float d = w->mass[i] * (1.0f + h * air) + h * w->anchor_kd[i] + h2 * ka;
-		im->diag[i] = d;
-		im->mask[i] = w->x[i][3] != 0.0f ? 1.0f : 0.0f;
-		pre[S_XX * st + i] = d;
-		pre[S_YY * st + i] = d;
-		pre[S_ZZ * st + i] = d;
-		for (int p = 0; p < 3; p++)
-			r[p * st + i] = h * r[p * st + i] - h2 * ka * pv[p * st + i];
-	}
-
 	/* Grid objects: one run per family (see implicit_run). */
 	int runs = 0, slot = 0;
-	const int ss = im->slot_stride;
-	float *g = im->row;
-	const int gs = st;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!o->grid_nx)
@@ -503,37 +1056,33 @@ static void implicit_assemble(sim_implicit *im, const sim_world *w, float h)
 			int a, i0, i1, count = family_span(o, fam, &a, &i0, &i1);
 			if (count <= 0)
 				continue;
-			a += o->first_vertex;
 			const int nx = o->grid_nx, offset = fam->dj * nx + fam->di;
-			im->runs[runs++] = (implicit_run){a, offset, count, slot};
-			float *wb = im->slots + slot;
-			run_assemble(px + a, px + st + a, px + 2 * st + a, pv + a, pv + st + a, pv + 2 * st + a, offset, count,
-			             h, fam->k, fam->kd, fam->rest, wb, wb + ss, wb + 2 * ss, wb + 3 * ss, g, g + gs, g + 2 * gs);
-			/* The placeholders: columns outside [i0, i1) that fall inside the run. */
-			for (int j = 0; j < o->grid_ny - fam->dj; j++) {
-				for (int col = 0; col < nx; col++) {
-					const int m = j * nx + col - i0;
-					if ((col >= i0 && col < i1) || m < 0 || m >= count)
-						continue;
-					for (int p = 0; p < W_COUNT; p++)
-						wb[p * ss + m] = 0.0f;
-					for (int p = 0; p < 3; p++)
-						g[p * gs + m] = 0.0f;
-				}
-			}
-			for (int side = 0; side < 2; side++) {
-				float *d = pre + (side ? a + offset : a);
-				run_add_blocks(d, d + st, d + 2 * st, d + 3 * st, d + 4 * st, d + 5 * st, wb, wb + ss, wb + 2 * ss,
-				               wb + 3 * ss, count);
-			}
-			scatter_planes(r, st, a, a + offset, g, gs, 3, count, false);
+			im->runs[runs++] =
+			    (implicit_run){a + o->first_vertex, offset, count, slot, nx, i0, i1, fam->k, fam->kd, fam->rest};
 			slot += count;
 		}
 	}
 	im->run_count = runs;
-
-	/* Other objects: spring by spring, the same formulas. */
 	int listed = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (o->grid_nx)
+			continue;
+		for (int e = o->first_spring; e < o->first_spring + o->spring_count; e++) {
+			const sim_spring *sp = &w->springs[e];
+			listed += sp->k != 0.0f || sp->kd != 0.0f;
+		}
+	}
+	im->block_count = listed;
+
+	run_phase(j, PH_SETUP);
+	run_phase(j, PH_SPRINGS);
+	run_phase(j, PH_GATHER);
+	if (listed == 0)
+		return;
+
+	/* Other objects: spring by spring, the same formulas, after the grids' terms. */
+	listed = 0;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (o->grid_nx)
@@ -568,29 +1117,14 @@ static void implicit_assemble(sim_implicit *im, const sim_world *w, float h)
 			}
 		}
 	}
-	im->block_count = listed;
-
-	invert_blocks(pre, im->mask, n, st);
+	run_phase(j, PH_INVERT);
 }
 
-/* q += (A - D_scalar) p: the spring part of the product; the caller set q = d p. */
-static void springs_multiply(sim_implicit *im, const float *p, float *q)
+/* q += the listed springs' part of A p, serially in list order (meshes other than grids
+ * are small). */
+static void listed_multiply(sim_implicit *im, const float *p, float *q)
 {
-	const int st = im->stride, ss = im->slot_stride, ts = st;
-	float *t = im->row;
-	for (int k = 0; k < im->run_count; k++) {
-		const implicit_run *run = &im->runs[k];
-		const int a = run->a, off = run->offset, count = run->count;
-		const float *wb = im->slots + run->slot;
-		if (off >= 16) {
-			run_product(wb, wb + ss, wb + 2 * ss, wb + 3 * ss, p + a, p + st + a, p + 2 * st + a, q + a, q + st + a,
-			            q + 2 * st + a, off, count);
-		} else {
-			run_product_row(wb, wb + ss, wb + 2 * ss, wb + 3 * ss, p + a, p + st + a, p + 2 * st + a, t, t + ts,
-			                t + 2 * ts, off, count);
-			scatter_planes(q, st, a, a + off, t, ts, 3, count, false);
-		}
-	}
+	const int st = im->stride;
 	for (int k = 0; k < im->block_count; k++) {
 		const implicit_block *bk = &im->blocks[k];
 		const int a = bk->a, b = bk->b;
@@ -612,25 +1146,21 @@ static void springs_multiply(sim_implicit *im, const float *p, float *q)
 }
 
 /* q = A p (unfiltered). */
-static void full_multiply(sim_implicit *im, int n, const float *p, float *q)
+static void full_multiply(sim_implicit *im, solve_job *j, const float *p)
 {
-	const int st = im->stride;
-	for (int c = 0; c < 3; c++)
-		for (int i = 0; i < n; i++)
-			q[c * st + i] = im->diag[i] * p[c * st + i];
-	springs_multiply(im, p, q);
+	j->p = p;
+	run_phase(j, PH_PRODUCT);
+	listed_multiply(im, p, im->q);
 }
 
-/* out = filter(in - sub), scratch = P out; returns outᵀ P out.  out may be in or sub. */
-static double filtered_residual(const sim_implicit *im, int n, const float *in, const float *sub, float *out,
-                                float *scratch)
+/* out = filter(in - sub), aux = P out; returns outᵀ P out.  out may be in or sub. */
+static double filtered_residual(solve_job *j, const float *in, const float *sub, float *out, float *aux)
 {
-	const int st = im->stride;
-	for (int c = 0; c < 3; c++)
-		for (int i = 0; i < n; i++)
-			out[c * st + i] = im->mask[i] * (in[c * st + i] - sub[c * st + i]);
-	precondition(im->pre, out, scratch, n, st);
-	return dot3(out, scratch, n, st);
+	j->in = in;
+	j->sub = sub;
+	j->out = out;
+	j->aux = aux;
+	return run_phase(j, PH_RESIDUAL);
 }
 
 /* ---- the step ------------------------------------------------------------------------------- */
@@ -661,62 +1191,50 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		return SIM_ERROR_OUT_OF_MEMORY;
 	}
 	const int st = im->stride;
+	const int vblocks = (n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
+	solve_job job = {.im = im, .w = w, .n = n, .h = h};
 
 	sim_forces_timed(w, w->x, w->v, w->f);
-	implicit_assemble(im, w, h);
-
-	float *dv = im->dv, *r = im->r, *s = im->s, *c = im->c, *q = im->q;
-	const float *mask = im->mask;
+	implicit_assemble(im, &job);
 
 	/* The paper's start: dv = z, the constraint's velocity change on kinematic vertices
 	 * and 0 on free ones.  The previous solution, scaled to this h, goes to c as a
 	 * candidate guess. */
 	const bool warm = im->guess_count > 0 && im->guess_h > 0.0f &&
 	                  (w->steps == im->guess_step || w->steps == im->guess_step + 1);
-	const int guess_count = warm ? (im->guess_count < n ? im->guess_count : n) : 0;
-	const float guess_scale = warm ? h / im->guess_h : 0.0f;
+	job.guess_count = warm ? (im->guess_count < n ? im->guess_count : n) : 0;
+	job.guess_scale = warm ? h / im->guess_h : 0.0f;
+	run_phase(&job, PH_START);
 	bool moving_constraint = false, have_guess = false;
-	for (int p = 0; p < 3; p++) {
-		for (int i = 0; i < n; i++) {
-			const int k = p * st + i;
-			if (mask[i] != 0.0f) {
-				c[k] = i < guess_count ? guess_scale * dv[k] : 0.0f;
-				dv[k] = 0.0f;
-				have_guess |= c[k] != 0.0f;
-			} else {
-				c[k] = 0.0f;
-				dv[k] = w->vc[i][p] - w->v[i][p];
-				moving_constraint |= dv[k] != 0.0f;
-			}
-		}
+	for (int b = 0; b < vblocks; b++) {
+		have_guess |= (im->flags[b] & 1) != 0;
+		moving_constraint |= (im->flags[b] & 2) != 0;
 	}
 
 	/* r = filter(b - A z).  The world has already set v = vc on constrained vertices, so
 	 * z is usually 0 and so is the product. */
 	if (moving_constraint)
-		full_multiply(im, n, dv, q);
+		full_multiply(im, &job, im->dv);
 	else
 		for (int p = 0; p < 3; p++)
-			memset(q + p * st, 0, sizeof(float) * (size_t)n);
+			memset(im->q + p * st, 0, sizeof(float) * (size_t)n);
 	/* The tolerance is relative to this residual rather than to b as in the paper: a
 	 * cloth at rest with a moving pin has b = 0 but still has to follow the pin. */
-	const double delta_ref = filtered_residual(im, n, r, q, r, s);
+	const double delta_ref = filtered_residual(&job, im->r, im->q, im->r, im->s);
 	double delta = delta_ref;
 
 	if (have_guess && delta_ref > 0.0) {
 		/* The guess g is kept only if filter(b - A (z + g)) is the smaller residual. */
-		full_multiply(im, n, c, q);
-		const double delta_guess = filtered_residual(im, n, r, q, q, s);
+		full_multiply(im, &job, im->c);
+		const double delta_guess = filtered_residual(&job, im->r, im->q, im->q, im->s);
 		if (delta_guess < delta_ref) {
-			im->q = r;
-			im->r = r = q;
-			q = im->q;
-			for (int p = 0; p < 3; p++)
-				for (int i = 0; i < n; i++)
-					dv[p * st + i] += c[p * st + i];
+			float *t = im->r;
+			im->r = im->q;
+			im->q = t;
+			run_phase(&job, PH_ADD);
 			delta = delta_guess;
 		} else {
-			precondition(im->pre, r, s, n, st);
+			run_phase(&job, PH_PRECOND);
 		}
 	}
 
@@ -724,45 +1242,74 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	const double target = tol * tol * delta_ref;
 	const int max_iterations = w->def.cg_max_iterations > 0 ? w->def.cg_max_iterations : 0;
 	int iterations = 0;
+	/* The iteration in Chronopoulos and Gear's form (J. Comput. Appl. Math. 25, 1989): with
+	 * u = P r and w = A u, pᵀ A p follows from uᵀ w and the previous alpha and beta, and
+	 * A p from w by the same recurrence as p from u.  So an iteration's only sums, rᵀ u and
+	 * uᵀ w, come out of one loop that updates p, dv, filter(A p) and r, then computes u
+	 * and w: one parallel loop and one reduction per iteration instead of two of each, for
+	 * the iterates of the standard algorithm (in exact arithmetic). */
 	if (iterations < max_iterations && delta > target) {
-		for (int p = 0; p < 3; p++) {
-			for (int i = 0; i < n; i++) {
-				c[p * st + i] = s[p * st + i];
-				q[p * st + i] = im->diag[i] * s[p * st + i];
-			}
-		}
-		for (;;) {
-			springs_multiply(im, c, q);
-			/* c is zero at kinematic vertices, so cᵀ A c = cᵀ filter(A c). */
-			const double quad = dot3(c, q, n, st);
-			/* cᵀ A c <= 0: A is not positive definite in floating point, or a NaN came
-			 * in.  Stopping keeps the iterate; the world's blow-up check handles NaNs. */
-			if (!(quad > 0.0))
+		/* w = A u for the first iteration; s holds u = P r. */
+		full_multiply(im, &job, im->s);
+		for (int p = 0; p < 3; p++)
+			memset(im->ap + p * st, 0, sizeof(float) * (size_t)n);
+		job.p = im->s;
+		job.in = im->q;
+		double quad = run_phase(&job, PH_DOT);
+		double alpha = delta / quad;
+		job.first = true;
+		job.beta = 0.0f;
+		/* u is zero at kinematic vertices, so uᵀ A u = uᵀ filter(A u).  A non-positive
+		 * curvature: A is not positive definite in floating point, or a NaN came in.
+		 * Stopping keeps the iterate; the world's blow-up check handles NaNs. */
+		/* Inline, the iteration's pointwise part and its product are two loops, which
+		 * gives the same bits without the halo's work and skips the last iteration's
+		 * product, which the one loop computes before anyone knows it is the last. */
+		const bool inline_only = !w->def.enqueue_task || w->def.worker_count <= 1 || n < PARALLEL_MIN_VERTICES;
+		while (quad > 0.0 && alpha > 0.0) {
+			job.alpha = (float)alpha;
+			run_phase(&job, inline_only ? PH_CG_POINT : PH_CG);
+			double delta_new = 0.0;
+			for (int b = 0; b < vblocks; b++)
+				delta_new += im->partial2[b];
+			float *t;
+			t = im->r, im->r = im->r2, im->r2 = t;
+			t = im->ap, im->ap = im->ap2, im->ap2 = t;
+			if (inline_only && (iterations + 1 >= max_iterations || !(delta_new > target))) {
+				delta = delta_new;
+				iterations++;
 				break;
-			cg_update(dv, r, s, c, q, mask, im->pre, (float)(delta / quad), n, st);
-			const double delta_new = dot3(r, s, n, st);
-			const float beta = (float)(delta_new / delta);
+			}
+			if (inline_only)
+				run_phase(&job, PH_CG_PRODUCT);
+			t = im->q, im->q = im->w2, im->w2 = t;
+			if (im->block_count > 0) {
+				listed_multiply(im, im->s, im->q);
+				job.p = im->s;
+				job.in = im->q;
+				quad = run_phase(&job, PH_DOT);
+			} else {
+				quad = 0.0;
+				for (int b = 0; b < vblocks; b++)
+					quad += im->partial[b];
+			}
+			const double beta = delta_new / delta;
 			delta = delta_new;
 			iterations++;
 			if (iterations >= max_iterations || !(delta > target))
 				break;
-			/* s is zero at kinematic vertices (zero preconditioner), so c stays filtered. */
-			cg_direction(c, q, s, im->diag, beta, n, st);
+			/* Chronopoulos and Gear: pᵀ A p from uᵀ A u and the previous step */
+			quad -= beta * delta / alpha;
+			alpha = delta / quad;
+			job.beta = (float)beta;
+			job.first = false;
 		}
 	}
 
+	run_phase(&job, PH_FINISH);
 	bool finite = isfinite(delta);
-	for (int i = 0; i < n; i++) {
-		float *xi = w->x[i];
-		float *vi = w->v[i];
-		for (int p = 0; p < 3; p++) {
-			/* Kinematic vertices get exactly the constraint velocity, not v + (vc - v)
-			 * rounded. */
-			vi[p] = mask[i] != 0.0f ? vi[p] + dv[p * st + i] : w->vc[i][p];
-			xi[p] += h * vi[p];
-			finite = finite && isfinite(dv[p * st + i]);
-		}
-	}
+	for (int b = 0; b < vblocks; b++)
+		finite = finite && im->flags[b] != 0;
 	/* A failed solve must not seed the next one, or a rolled-back step would fail the
 	 * same way forever. */
 	im->guess_count = finite ? n : 0;
