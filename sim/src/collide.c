@@ -645,16 +645,6 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 	}
 }
 
-/* Marks the vertices that have left the box the broad phase gave them, and returns how
- * many did.  A vertex stays covered while its current path, inflated by a few CCD gaps,
- * lies in its kinetic box: the start in the box at tau and the end in the box at tau + 1
- * (the set of (time, point) in the box is convex, so the whole linear path is then in
- * it; every pair that can come within CCD_GAP then has boxes that meet at one time, and
- * the candidates hold every pair the detection could find); and, with start_margin >= 0,
- * its start position with that margin around it (the contacts: a pair closer than its
- * separation, at most the pad, at the start has boxes that meet at tau when each holds
- * its start with half the pad around it).  Past the window's end only the vertices whose
- * boxes stand still can stay. */
 /* Vertices per block of mark_escaped. */
 #define ESCAPE_BLOCK 4096
 
@@ -698,6 +688,16 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	}
 }
 
+/* Marks the vertices that have left the box the broad phase gave them, and returns how
+ * many did.  A vertex stays covered while its current path, inflated by a few CCD gaps,
+ * lies in its kinetic box: the start in the box at tau and the end in the box at tau + 1
+ * (the set of (time, point) in the box is convex, so the whole linear path is then in
+ * it; every pair that can come within CCD_GAP then has boxes that meet at one time, and
+ * the candidates hold every pair the detection could find); and, with start_margin >= 0,
+ * its start position with that margin around it (the contacts: a pair closer than its
+ * separation, at most the pad, at the start has boxes that meet at tau when each holds
+ * its start with half the pad around it).  Past the window's end only the vertices whose
+ * boxes stand still can stay. */
 static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start_margin, float extra)
 {
 	/* at most 64 blocks, so that their counts fit on the stack */
@@ -789,8 +789,8 @@ static inline bool triangles_share_vertex(const int *a, const int *b)
 }
 
 /* A pair of overlapping triangles (collision indices) from the traversal or a query:
- * its primitive pairs whose boxes overlap.  Triangles that share a vertex are left to
- * the adjacency list (adjacent_candidates). */
+ * its primitive pairs whose boxes meet.  Triangles that share a vertex are left to the
+ * neighbour list (adjacent_candidates). */
 static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
 	/* the sharing test reads the plain triangle array (12 bytes a triangle, which stays in
