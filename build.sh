@@ -66,7 +66,12 @@ test)
 	echo "== release build =="
 	ctest --test-dir build --output-on-failure -j "$jobs" || status=1
 	echo "== ASan + UBSan build =="
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions="$here/tests/lsan.supp" \
+	# intercept_tls_get_addr=0: GCC 12's sanitizer runtime misreads a dynamic TLS block
+	# (Mesa's, in the GL tests) that happens to sit at one offset in its page as a
+	# pre-2.25 glibc header, and LeakSanitizer's tracer then dies at exit ("Tracer caught
+	# signal 11") in a test that passed: a rare failure that is not ours.  Leaks are still
+	# found without the interceptor.
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 LSAN_OPTIONS=suppressions="$here/tests/lsan.supp" \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE bench || status=1
 	echo "== libFuzzer, briefly, on the seed corpora =="
