@@ -412,6 +412,20 @@ static void run_add_blocks(float *restrict sxx, float *restrict sxy, float *rest
 	}
 }
 
+/* Spring i's term t = S (p_a - p_b), S = beta I + w w^T, for the run whose b-ends lie
+ * `offset` beyond its a-ends: the one formula every product kernel below applies (inlined,
+ * so each still vectorises as one loop). */
+static inline void spring_term(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                               const float *restrict wbeta, const float *restrict px, const float *restrict py,
+                               const float *restrict pz, int i, int offset, float t[3])
+{
+	float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
+	float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
+	t[0] = wbeta[i] * ex + we * wx[i];
+	t[1] = wbeta[i] * ey + we * wy[i];
+	t[2] = wbeta[i] * ez + we * wz[i];
+}
+
 /* t = S (p_a - p_b) for a run within grid rows (offset 1 or 2, below the vector width),
  * to be scattered by two separate passes. */
 SIM_VECTOR_CLONES
@@ -421,11 +435,9 @@ static void run_product_row(const float *restrict wx, const float *restrict wy, 
                             int offset, int count)
 {
 	for (int i = 0; i < count; i++) {
-		float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
-		float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
-		tx[i] = wbeta[i] * ex + we * wx[i];
-		ty[i] = wbeta[i] * ey + we * wy[i];
-		tz[i] = wbeta[i] * ez + we * wz[i];
+		float t[3];
+		spring_term(wx, wy, wz, wbeta, px, py, pz, i, offset, t);
+		tx[i] = t[0], ty[i] = t[1], tz[i] = t[2];
 	}
 }
 
@@ -505,17 +517,14 @@ static void run_product_both(const float *restrict wx, const float *restrict wy,
                              int offset, int count)
 {
 	for (int i = 0; i < count; i++) {
-		float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
-		float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
-		float tx = wbeta[i] * ex + we * wx[i];
-		float ty = wbeta[i] * ey + we * wy[i];
-		float tz = wbeta[i] * ez + we * wz[i];
-		qx[i] += tx;
-		qy[i] += ty;
-		qz[i] += tz;
-		qx[i + offset] -= tx;
-		qy[i + offset] -= ty;
-		qz[i + offset] -= tz;
+		float t[3];
+		spring_term(wx, wy, wz, wbeta, px, py, pz, i, offset, t);
+		qx[i] += t[0];
+		qy[i] += t[1];
+		qz[i] += t[2];
+		qx[i + offset] -= t[0];
+		qy[i + offset] -= t[1];
+		qz[i + offset] -= t[2];
 	}
 }
 
@@ -529,19 +538,15 @@ static void run_product_side(const float *restrict wx, const float *restrict wy,
 {
 	if (a_side) {
 		for (int i = 0; i < count; i++) {
-			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
-			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
-			qx[i] += wbeta[i] * ex + we * wx[i];
-			qy[i] += wbeta[i] * ey + we * wy[i];
-			qz[i] += wbeta[i] * ez + we * wz[i];
+			float t[3];
+			spring_term(wx, wy, wz, wbeta, px, py, pz, i, offset, t);
+			qx[i] += t[0], qy[i] += t[1], qz[i] += t[2];
 		}
 	} else {
 		for (int i = 0; i < count; i++) {
-			float ex = px[i] - px[i + offset], ey = py[i] - py[i + offset], ez = pz[i] - pz[i + offset];
-			float we = wx[i] * ex + wy[i] * ey + wz[i] * ez;
-			qx[i] -= wbeta[i] * ex + we * wx[i];
-			qy[i] -= wbeta[i] * ey + we * wy[i];
-			qz[i] -= wbeta[i] * ez + we * wz[i];
+			float t[3];
+			spring_term(wx, wy, wz, wbeta, px, py, pz, i, offset, t);
+			qx[i] -= t[0], qy[i] -= t[1], qz[i] -= t[2];
 		}
 	}
 }
