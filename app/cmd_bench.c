@@ -286,6 +286,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		return EXIT_TELA_IO;
 	double stage[SIM_STAGE_COUNT] = {0};
 	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0;
+	double candidates = 0.0;
 	int done = 0;
 	for (; done < n; done++) {
 		int64_t t0 = bench_now();
@@ -301,6 +302,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		contacts += st->contacts;
 		collisions += st->collisions;
 		zones += st->impact_zones;
+		candidates += st->candidates;
 		cg_iterations += st->cg_iterations;
 	}
 	double mean = 0.0;
@@ -319,8 +321,8 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		printf(" %s %.3f", stage_names[k], done ? stage[k] * 1e-3 / done : 0.0);
 	if (cg_iterations > 0) /* the implicit solve's share of the solve stage */
 		printf(", CG iterations %.1f", done ? (double)cg_iterations / done : 0.0);
-	printf("\n  contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n", contacts, collisions, zones,
-	       (unsigned long long)sim_world_state_hash(w));
+	printf("\n  candidates %.0f per step, contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n",
+	       done ? candidates / done : 0.0, contacts, collisions, zones, (unsigned long long)sim_world_state_hash(w));
 	if (csv) {
 		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
 		        p50 * 1e-3, p99 * 1e-3);

@@ -2748,6 +2748,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	if (contacts < 0)
 		return SIM_ERROR_OUT_OF_MEMORY;
 	st->contacts += contacts;
+	st->candidates += c->vf.count + c->ee.count;
 	int pushed = obstacle_pass(c, w, h);
 	st->contacts += pushed;
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;

@@ -190,6 +190,7 @@ typedef struct sim_stats {
 	int impact_zones;      /* fail-safe rigid impact zones formed (summed over substeps) */
 	int self_contacts;     /* of contacts and collisions, those between cloth vertices only */
 	int largest_zone;      /* vertices in the largest impact zone of the step */
+	int candidates;        /* broad-phase pairs the contacts tested (summed over substeps) */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
 } sim_stats;
 
