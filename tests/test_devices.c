@@ -9,6 +9,7 @@
 #include "devices/polhemus.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -840,12 +841,19 @@ static void test_push_basic(void)
 typedef struct pusher {
 	dev_source *d;
 	int count;
+	/* with `paced`, the samples the poller has taken: the pusher keeps at most half the
+	 * queue outstanding, so that a poller descheduled on a loaded machine costs time, not
+	 * samples (overflow has its own test) */
+	atomic_int taken;
+	bool paced;
 } pusher;
 
 static void *push_thread(void *arg)
 {
 	pusher *p = arg;
 	for (int i = 0; i < p->count; i++) {
+		while (p->paced && i - atomic_load(&p->taken) >= 512)
+			nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
 		dev_sample s = pushed(1, 0.001f * (float)i, 0.0f, 0.0f, (uint32_t)(i & 1));
 		dev_push(p->d, &s);
 		if (i % 64 == 0) /* give the poller a chance to wait, not only to drain */
@@ -863,11 +871,13 @@ static void test_push_threaded(void)
 	dev_source *d = dev_open_push("mouse", DEV_FRAME_WORLD, err, sizeof err);
 	REQUIRE_MSG(d, "%s", err);
 	CHECK(dev_get_frame(d) == DEV_FRAME_WORLD);
-	pusher p = {.d = d, .count = 3000};
+	pusher p = {.d = d, .count = 3000, .paced = true};
 	pthread_t t;
 	REQUIRE(pthread_create(&t, NULL, push_thread, &p) == 0);
 	static dev_sample got[4000];
-	int n = collect(d, got, 4000);
+	int n = 0, more;
+	while (n < 4000 && (more = dev_poll(d, got + n, 4000 - n, 2000)) >= 0)
+		atomic_store(&p.taken, n += more);
 	pthread_join(t, NULL);
 	CHECK(n == 3000);
 	CHECK(dev_get_state(d) == DEV_ENDED);
