@@ -1144,8 +1144,13 @@ static bool merge_candidates(sim_collide *c, int blocks)
 static bool fit_trees(sim_collide *c)
 {
 	const fbox *tb = c->tri_box.data;
+	const int *tri = c->tris.data;
 	for (int o = 0; o < c->owner_count; o++) {
-		if (!sim_bvh_update_boxes(c->trees[o], tb + c->owner_first_tri[o], c->owner_tri_count[o], (float)CCD_GAP))
+		/* with the triangles' vertices, the trees leave out the pairs that share one (the
+		 * neighbour list's): most overlapping pairs of a cloth are neighbours */
+		int first = c->owner_first_tri[o];
+		if (!sim_bvh_update_boxes(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                          (float)CCD_GAP))
 			return false;
 	}
 	return true;
@@ -1251,7 +1256,7 @@ static void query_range(int start, int end, int worker, void *ctx)
 	(void)worker;
 	query_task *q = ctx;
 	sim_collide *c = q->c;
-	const int *towner = c->tri_owner.data;
+	const int *towner = c->tri_owner.data, *tri = c->tris.data;
 	const fbox *tb = c->tri_box.data;
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
@@ -1264,7 +1269,7 @@ static void query_range(int start, int end, int worker, void *ctx)
 				if (!owners_meet(c, q->w, o < b ? o : b, o < b ? b : o))
 					continue;
 				bc.owner = b;
-				sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &bc);
+				sim_bvh_query(c->trees[b], &tb[t], tri + 3 * (size_t)t, (float)CCD_GAP, on_query_hit, &bc);
 			}
 		}
 		out->failed |= bc.failed;
