@@ -153,6 +153,10 @@ struct sim_collide {
 	 * report them at every broad phase only to have most of their primitive pairs fall
 	 * to the sharing test; the broad phase skips them and tests this list's boxes. */
 	darray adj_vf, adj_ee; /* pair */
+	/* CSR: triangle -> the neighbour-list entries it takes part in (vertex-face entries,
+	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
+	 * refresh visits the dirty triangles' entries only, in list order */
+	darray adj_tri_start, adj_tri_items, adj_bits;
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -266,7 +270,8 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
-	                  c->adj_vf.data, c->adj_ee.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
+	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
+	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -814,9 +819,37 @@ static bool merge_candidates(sim_collide *c, int blocks);
 
 typedef struct adjacent_task {
 	sim_collide *c;
-	bool dirty;  /* only the entries of a dirty triangle */
+	bool dirty;  /* only the entries of a dirty triangle: those whose bit is set in adj_bits */
 	bool direct; /* inline: straight into c->vf and c->ee */
 } adjacent_task;
+
+/* An in-place refresh's share of block [first, last) of the neighbour list: the entries
+ * whose bit is set, in increasing order (ADJ_BLOCK is a multiple of 64, so a block owns
+ * whole words). */
+static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *nvf_io, pair *ee, int *nee_io)
+{
+	const uint64_t *bits = c->adj_bits.data;
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int nvf_all = c->adj_vf.count;
+	int nvf = *nvf_io, nee = *nee_io;
+	for (int wd = first >> 6; wd < (last + 63) >> 6; wd++) {
+		for (uint64_t m = bits[wd]; m; m &= m - 1) {
+			int q = (wd << 6) + __builtin_ctzll(m);
+			if (q < nvf_all) {
+				pair p = avf[q];
+				vf[nvf] = p;
+				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			} else {
+				pair p = aee[q - nvf_all];
+				ee[nee] = p;
+				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			}
+		}
+	}
+	*nvf_io = nvf;
+	*nee_io = nee;
+}
 
 static void adjacent_range(int start, int end, int worker, void *ctx)
 {
@@ -824,8 +857,6 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	const adjacent_task *t = ctx;
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
-	const unsigned char *dt = c->tri_dirty.data;
-	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
@@ -841,15 +872,19 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		}
 		pair *vf = vfa->data, *ee = eea->data;
 		int nvf = vfa->count, nee = eea->count;
+		if (dirty) {
+			adjacent_dirty(c, first, last, vf, &vfa->count, ee, &eea->count);
+			continue;
+		}
 		for (int q = first; q < vf_end; q++) {
 			pair p = avf[q];
 			vf[nvf] = p;
-			nvf += (!dirty || (dt[vt[p.a]] | dt[p.b])) && kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
 			pair p = aee[q];
 			ee[nee] = p;
-			nee += (!dirty || (dt[et[p.a]] | dt[et[p.b]])) && kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
 		}
 		vfa->count = nvf;
 		eea->count = nee;
@@ -857,20 +892,60 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 }
 
 /* The neighbour list's pairs whose boxes meet, appended to the candidates in list order;
- * with `dirty`, only those of a dirty triangle (an in-place refresh: the others were
- * kept). */
-static bool adjacent_candidates(sim_collide *c, const sim_world *w, bool dirty)
+ * with dirty triangles (list[0, nd); an in-place refresh: the others' were kept), only
+ * those of a dirty triangle, found through the triangles' entries and a bit per entry,
+ * so that the order is the list's. */
+static bool adjacent_candidates(sim_collide *c, const sim_world *w, const int *list, int nd)
 {
 	int total = c->adj_vf.count + c->adj_ee.count, nblocks = (total + ADJ_BLOCK - 1) / ADJ_BLOCK;
 	bool par = parallel(w) && nblocks > 1;
 	if (!reserve_blocks(c, nblocks))
 		return false;
+	bool dirty = list != NULL;
+	if (dirty) {
+		uint64_t *bits = c->adj_bits.data;
+		const int *ts = c->adj_tri_start.data, *ti = c->adj_tri_items.data;
+		memset(bits, 0, sizeof(uint64_t) * (((size_t)total + 63) >> 6));
+		for (int k = 0; k < nd; k++)
+			for (int j = ts[list[k]]; j < ts[list[k] + 1]; j++)
+				bits[ti[j] >> 6] |= (uint64_t)1 << (ti[j] & 63);
+	}
 	adjacent_task task = {c, dirty, !par};
 	sim_parallel_for(w, adjacent_range, nblocks, 1, &task);
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
 	return ok && (!par || merge_candidates(c, nblocks));
+}
+
+/* The triangles -> entries index of the neighbour list (counting sort: each triangle's
+ * entries in increasing order), and room for a bit per entry. */
+static bool index_adjacency(sim_collide *c, int nt)
+{
+	const int nvf = c->adj_vf.count, total = nvf + c->adj_ee.count;
+	if (!reserve(&c->adj_tri_start, sizeof(int), nt + 2) || !reserve(&c->adj_tri_items, sizeof(int), 2 * total) ||
+	    !reserve(&c->adj_bits, sizeof(uint64_t), (total + 63) / 64 + 1))
+		return false;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	int *start = c->adj_tri_start.data, *items = c->adj_tri_items.data;
+	memset(start, 0, sizeof(int) * ((size_t)nt + 2));
+	/* an entry's two triangles: the owner of its vertex and its triangle, or its edges'
+	 * owners (distinct: the pair came from two distinct triangles) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int q = 0; q < total; q++) {
+			int ta = q < nvf ? vt[avf[q].a] : et[aee[q - nvf].a], tb = q < nvf ? avf[q].b : et[aee[q - nvf].b];
+			if (pass == 0)
+				start[ta + 2]++, start[tb + 2]++;
+			else
+				items[start[ta + 1]++] = q, items[start[tb + 1]++] = q;
+		}
+		if (pass == 0)
+			for (int t = 0; t < nt; t++)
+				start[t + 2] += start[t + 1];
+	}
+	/* start[t] to start[t + 1] now index t's entries */
+	return true;
 }
 
 /* Fills adj_vf and adj_ee: for every cloth triangle ta, in order, the triangles tb > ta
@@ -918,7 +993,7 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 	free(start);
 	free(inc);
 	free(seen);
-	return ok;
+	return ok && index_adjacency(c, nt);
 }
 
 /* The traversal's report of two overlapping triangles, in tree-local indices. */
@@ -1219,7 +1294,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 		ok &= !c->blocks[k].failed;
 	if (!ok || (par && !merge_candidates(c, njobs)))
 		return false;
-	if (w->def.self_collisions && !adjacent_candidates(c, w, false))
+	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -1404,7 +1479,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
 	ok = ok && (!par || merge_candidates(c, nblocks));
-	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, true));
+	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, list, nd));
 	if (nt > 0)
 		memset(dirty, 0, (size_t)nt);
 	if (!ok)
