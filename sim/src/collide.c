@@ -43,6 +43,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Continuous detection reports pairs that come within this distance (m): a positive gap
  * keeps resolved pairs from ending the step exactly touching, and it is far above the
@@ -84,9 +87,12 @@ typedef sim_box fbox;
 
 /* A kinetic box: the box at the start of the broad phase's window (tau = 0) and at its
  * end (tau = W); in between, the linear interpolation of the two.  Every point of a
- * vertex, triangle or edge at time tau lies in its box at tau. */
+ * vertex, triangle or edge at time tau lies in its box at tau.  Lane 3 of each corner is
+ * 0 (neutral in the overlap test), so that a test is four vector compares on one
+ * 64-byte record. */
 typedef struct kbox {
-	float lo0[3], hi0[3], lo1[3], hi1[3];
+	_Alignas(16) float lo0[4];
+	float hi0[4], lo1[4], hi1[4];
 } kbox;
 
 /* What a triangle owns, with the vertex indices the broad phase's sharing tests need, in
@@ -648,6 +654,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 		c->box_lo[i][k] = (a < s1 ? a : s1) - reach;
 		c->box_hi[i][k] = (a < s1 ? s1 : a) + reach;
 	}
+	kb->lo0[3] = kb->hi0[3] = kb->lo1[3] = kb->hi1[3] = 0.0f;
 }
 
 /* Vertices per block of mark_escaped. */
@@ -749,10 +756,19 @@ static inline bool shares_vertex(const int *t, int v) { return (t[0] == v) | (t[
  * per axis (a common tau for the three axes is not required, which only keeps more). */
 static inline bool kbox_overlap(const kbox *a, const kbox *b)
 {
+#if defined(__SSE2__)
+	/* the same IEEE <= as the scalar test, lane 3 (0 <= 0) always true */
+	__m128 x = _mm_or_ps(_mm_cmple_ps(_mm_loadu_ps(b->lo0), _mm_loadu_ps(a->hi0)),
+	                     _mm_cmple_ps(_mm_loadu_ps(b->lo1), _mm_loadu_ps(a->hi1)));
+	__m128 y = _mm_or_ps(_mm_cmple_ps(_mm_loadu_ps(a->lo0), _mm_loadu_ps(b->hi0)),
+	                     _mm_cmple_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(b->hi1)));
+	return _mm_movemask_ps(_mm_and_ps(x, y)) == 0xf;
+#else
 	bool r = true;
 	for (int k = 0; k < 3; k++)
 		r &= ((b->lo0[k] <= a->hi0[k]) | (b->lo1[k] <= a->hi1[k])) & ((a->lo0[k] <= b->hi0[k]) | (a->lo1[k] <= b->hi1[k]));
 	return r;
+#endif
 }
 
 /* The primitive pairs of triangles ta and tb: the vertices each owns against the other
@@ -1012,7 +1028,7 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out)
 	*out = c->vkin[v[0]];
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) { /* lane 3 too: 0 stays 0, and the loop is vector min and max */
 			out->lo0[k] = b->lo0[k] < out->lo0[k] ? b->lo0[k] : out->lo0[k];
 			out->hi0[k] = b->hi0[k] > out->hi0[k] ? b->hi0[k] : out->hi0[k];
 			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
