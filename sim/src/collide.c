@@ -40,6 +40,7 @@
 
 #include "sim/sim_geom.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -679,6 +680,31 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
+#if defined(__SSE2__)
+		/* the scalar loop below, three axes at once: the same float operations in the same
+		 * order (lane 3, the inverse mass and padding, is left out of the mask) */
+		const __m128 vh = _mm_set1_ps(h), vm = _mm_set1_ps(margin), vs = _mm_set1_ps(start_margin);
+		const __m128 v0 = _mm_set1_ps(f0), v1 = _mm_set1_ps(f1);
+		for (int i = first; i < last; i++) {
+			const kbox *kb = &c->vkin[i];
+			__m128 lo0 = _mm_loadu_ps(kb->lo0), hi0 = _mm_loadu_ps(kb->hi0);
+			__m128 lo1 = _mm_loadu_ps(kb->lo1), hi1 = _mm_loadu_ps(kb->hi1);
+			__m128 a = _mm_loadu_ps(c->x0[i]), e = _mm_add_ps(a, _mm_mul_ps(vh, _mm_loadu_ps(c->vbar[i])));
+			__m128 lo = _mm_add_ps(lo0, _mm_mul_ps(v1, _mm_sub_ps(lo1, lo0)));
+			__m128 hi = _mm_add_ps(hi0, _mm_mul_ps(v1, _mm_sub_ps(hi1, hi0)));
+			__m128 in = _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(e, vm), lo), _mm_cmple_ps(_mm_add_ps(e, vm), hi));
+			if (ended)
+				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpeq_ps(lo0, lo1), _mm_cmpeq_ps(hi0, hi1)));
+			if (check_start) {
+				lo = _mm_add_ps(lo0, _mm_mul_ps(v0, _mm_sub_ps(lo1, lo0)));
+				hi = _mm_add_ps(hi0, _mm_mul_ps(v0, _mm_sub_ps(hi1, hi0)));
+				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(a, vs), lo), _mm_cmple_ps(_mm_add_ps(a, vs), hi)));
+			}
+			bool out = (_mm_movemask_ps(in) & 7) != 7;
+			c->escaped[i] = out;
+			escaped += out;
+		}
+#else
 		for (int i = first; i < last; i++) {
 			const kbox *kb = &c->vkin[i];
 			bool in = true;
@@ -696,6 +722,7 @@ static void escape_range(int start, int end, int worker, void *ctx)
 			c->escaped[i] = !in;
 			escaped += !in;
 		}
+#endif
 		t->counts[blk] = escaped;
 	}
 }
@@ -811,14 +838,13 @@ static inline bool triangles_share_vertex(const int *a, const int *b)
 
 /* A pair of overlapping triangles (collision indices) from the traversal or a query:
  * its primitive pairs whose boxes meet.  Triangles that share a vertex are left to the
- * neighbour list (adjacent_candidates). */
+ * neighbour list (adjacent_candidates): the trees hold their triangles' vertices and
+ * never report them (fit_trees). */
 static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
-	/* the sharing test reads the plain triangle array (12 bytes a triangle, which stays in
-	 * cache), not the 64-byte records: most reported pairs end here */
-	const int *tri = c->tris.data;
 	const kbox *tkin = c->tri_kin.data;
-	if (triangles_share_vertex(&tri[3 * ta], &tri[3 * tb]) || !kbox_overlap(&tkin[ta], &tkin[tb]))
+	assert(!triangles_share_vertex(&((const int *)c->tris.data)[3 * ta], &((const int *)c->tris.data)[3 * tb]));
+	if (!kbox_overlap(&tkin[ta], &tkin[tb]))
 		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
