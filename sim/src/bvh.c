@@ -760,6 +760,53 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 	}
 }
 
+/* Bit k set when lane k of the leaf overlaps box q (unused lanes never do). */
+static inline unsigned box_lanes(const bvh_box *q, const bvh_leaf *leaf)
+{
+#if BVH_SSE
+	__m128 in = _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(q->lo[0]), _mm_loadu_ps(leaf->hi[0])),
+	                       _mm_cmple_ps(_mm_loadu_ps(leaf->lo[0]), _mm_set1_ps(q->hi[0])));
+	for (int c = 1; c < 3; c++)
+		in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(q->lo[c]), _mm_loadu_ps(leaf->hi[c])),
+		                               _mm_cmple_ps(_mm_loadu_ps(leaf->lo[c]), _mm_set1_ps(q->hi[c]))));
+	return (unsigned)_mm_movemask_ps(in);
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 1;
+		for (int c = 0; c < 3; c++)
+			r &= (q->lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q->hi[c]);
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
+/* Bit k set when lane k of the leaf has one of the three vertices v. */
+static inline unsigned vert_lanes(const int *v, const bvh_leaf *leaf)
+{
+#if BVH_SSE
+	__m128i l0 = _mm_loadu_si128((const __m128i *)leaf->vert[0]), l1 = _mm_loadu_si128((const __m128i *)leaf->vert[1]);
+	__m128i l2 = _mm_loadu_si128((const __m128i *)leaf->vert[2]), eq = _mm_setzero_si128();
+	for (int c = 0; c < 3; c++) {
+		__m128i x = _mm_set1_epi32(v[c]);
+		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(x, l0), _mm_or_si128(_mm_cmpeq_epi32(x, l1),
+		                                                                        _mm_cmpeq_epi32(x, l2))));
+	}
+	return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(eq));
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 0;
+		for (int c = 0; c < 3; c++)
+			for (int d = 0; d < 3; d++)
+				r |= v[c] == leaf->vert[d][k];
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
 void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, float margin, sim_bvh_hit_fn fn,
                    void *user)
 {
@@ -777,17 +824,9 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, flo
 		bvh_link n = b->link[i];
 		if (n.leaf) {
 			const bvh_leaf *leaf = &b->leaves[n.index];
-			unsigned m = 0;
-			for (int k = 0; k < 4; k++) {
-				int r = 1;
-				for (int c = 0; c < 3; c++)
-					r &= (q.lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q.hi[c]);
-				if (skip)
-					for (int c = 0; c < 3; c++)
-						for (int d = 0; d < 3; d++)
-							r &= verts[c] != leaf->vert[d][k];
-				m |= (unsigned)r << k;
-			}
+			unsigned m = box_lanes(&q, leaf);
+			if (skip)
+				m &= ~vert_lanes(verts, leaf);
 			while (m) {
 				int k = __builtin_ctz(m);
 				m &= m - 1;
