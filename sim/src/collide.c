@@ -1152,7 +1152,8 @@ static void forget_results(sim_collide *c, bool keep_bounds)
  * and each new pair looks among the few old ones with the same first primitive.  The
  * lookups read the index only, so ranges of new pairs run in parallel. */
 typedef struct carry_task {
-	const pair *cur;
+	const pair *cur, *old;
+	int old_count;
 	const double *old_lb;
 	double *lb;
 	const int *start;
@@ -1163,12 +1164,22 @@ static void carry_range(int first, int last, int worker, void *ctx)
 {
 	(void)worker;
 	const carry_task *t = ctx;
+	const pair *old = t->old;
+	/* The traversal runs in the order of a tree that was mostly only refitted, so a new
+	 * pair is most often the old pair after the last one found: that one is tried first
+	 * (a pair is listed once, so a match is the match), the index otherwise. */
+	int next = t->old_count;
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
+		if (next < t->old_count && old[next].a == a && old[next].b == b) {
+			t->lb[q] = t->old_lb[next++];
+			continue;
+		}
 		/* the run of a's old pairs is contiguous, so the scan streams */
 		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
 			if (t->items[j].a == b) {
-				t->lb[q] = t->old_lb[t->items[j].b];
+				next = t->items[j].b;
+				t->lb[q] = t->old_lb[next++];
 				break;
 			}
 		}
@@ -1193,7 +1204,7 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	for (int q = 0; q < old->count; q++)
 		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {cur->data, old_lb, lb, start, items};
+	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
