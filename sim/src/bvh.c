@@ -29,6 +29,13 @@
  * boxes overlap.  sim_bvh_query reports the triangles whose boxes overlap one given
  * box, by a depth-first walk (the pipeline's in-place refresh of a few triangles).
  *
+ * Neighbours.  Given the triangles' vertices (sim_bvh_update_boxes with tris), the
+ * leaves keep them lane by lane, refreshed at every fit, and the traversals and the
+ * queries (given the asking triangle's vertices) drop the pairs of triangles that share
+ * one, in the leaf tests, before any report: a mesh's neighbours always overlap and are
+ * most of its overlapping pairs, and the collision pipeline lists them apart.  The
+ * other reports keep their order.
+ *
  * Rebuild rule.  Refitting keeps the tree correct but not tight: triangles that were
  * close when it was built drift apart and their parents' boxes swell.  The summed
  * surface area of the internal boxes measures that (it is what a traversal pays for,
