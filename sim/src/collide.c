@@ -800,8 +800,9 @@ static inline bool kbox_overlap(const kbox *a, const kbox *b)
 
 /* The primitive pairs of triangles ta and tb: the vertices each owns against the other
  * triangle, and the edges each owns against the other's, minus those whose primitives
- * share a vertex and, with `boxes`, those whose own boxes are apart (a vertex's box
- * against the triangle's, an edge's against the edge's).  The lists must have room for
+ * share a vertex (neighbours, the neighbour list), or (`boxes`: triangles that share no
+ * vertex, so that no primitive pair of theirs can) those whose own boxes are apart (a
+ * vertex's box against the triangle's, an edge's against the edge's).  The lists must have room for
  * the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge): every pair is written
  * and kept or not by the count alone. */
 static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io,
@@ -812,19 +813,19 @@ static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, i
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int k = 0; k < A->nv; k++) {
 		vf[nvf] = (pair){A->v[k], tb};
-		nvf += !shares_vertex(B->tri, A->v[k]) & (!boxes || kbox_overlap(&vkin[A->v[k]], &tkin[tb]));
+		nvf += boxes ? kbox_overlap(&vkin[A->v[k]], &tkin[tb]) : !shares_vertex(B->tri, A->v[k]);
 	}
 	for (int k = 0; k < B->nv; k++) {
 		vf[nvf] = (pair){B->v[k], ta};
-		nvf += !shares_vertex(A->tri, B->v[k]) & (!boxes || kbox_overlap(&vkin[B->v[k]], &tkin[ta]));
+		nvf += boxes ? kbox_overlap(&vkin[B->v[k]], &tkin[ta]) : !shares_vertex(A->tri, B->v[k]);
 	}
 	for (int i = 0; i < A->ne; i++) {
 		const int *p = A->ev[i];
 		for (int j = 0; j < B->ne; j++) {
 			const int *q = B->ev[j];
 			ee[nee] = (pair){A->e[i], B->e[j]};
-			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) &
-			       (!boxes || kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]));
+			nee += boxes ? kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]])
+			             : (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]);
 		}
 	}
 	*nvf_io = nvf;
