@@ -129,7 +129,7 @@ struct sim_collide {
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
-	vec3 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees */
+	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
 	int tau;         /* substeps since the last full broad phase */
 	int window;      /* W: the substeps its kinetic boxes cover */
@@ -656,6 +656,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 		c->box_hi[i][k] = (a < s1 ? s1 : a) + reach;
 	}
 	kb->lo0[3] = kb->hi0[3] = kb->lo1[3] = kb->hi1[3] = 0.0f;
+	c->box_lo[i][3] = c->box_hi[i][3] = 0.0f;
 }
 
 /* Vertices per block of mark_escaped. */
@@ -1049,50 +1050,66 @@ static void on_triangle_pair(void *user, int ta, int tb)
 
 /* The union of n vertices' kinetic boxes: at each end of the window the union of their
  * boxes there.  In between it holds them too (a minimum of linear functions lies above
- * the interpolation of their minima). */
-static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out)
+ * the interpolation of their minima).  And in `box` the union of their boxes over the
+ * rest of the window, for the trees. */
+static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbox *box)
 {
-	*out = c->vkin[v[0]];
+#if defined(__SSE2__)
+	/* _mm_min_ps(b, a) is b < a ? b : a, and _mm_max_ps(b, a) b > a ? b : a: the scalar
+	 * loop's choices, lane by lane */
+	const kbox *a = &c->vkin[v[0]];
+	__m128 lo0 = _mm_loadu_ps(a->lo0), hi0 = _mm_loadu_ps(a->hi0), lo1 = _mm_loadu_ps(a->lo1);
+	__m128 hi1 = _mm_loadu_ps(a->hi1), lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
-		for (int k = 0; k < 4; k++) { /* lane 3 too: 0 stays 0, and the loop is vector min and max */
+		lo0 = _mm_min_ps(_mm_loadu_ps(b->lo0), lo0);
+		hi0 = _mm_max_ps(_mm_loadu_ps(b->hi0), hi0);
+		lo1 = _mm_min_ps(_mm_loadu_ps(b->lo1), lo1);
+		hi1 = _mm_max_ps(_mm_loadu_ps(b->hi1), hi1);
+		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
+		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
+	}
+	_mm_storeu_ps(out->lo0, lo0);
+	_mm_storeu_ps(out->hi0, hi0);
+	_mm_storeu_ps(out->lo1, lo1);
+	_mm_storeu_ps(out->hi1, hi1);
+	float l[4], h[4];
+	_mm_storeu_ps(l, lo);
+	_mm_storeu_ps(h, hi);
+	memcpy(box->lo, l, sizeof box->lo);
+	memcpy(box->hi, h, sizeof box->hi);
+#else
+	*out = c->vkin[v[0]];
+	for (int k = 0; k < 3; k++)
+		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
+	for (int j = 1; j < n; j++) {
+		const kbox *b = &c->vkin[v[j]];
+		for (int k = 0; k < 4; k++) {
 			out->lo0[k] = b->lo0[k] < out->lo0[k] ? b->lo0[k] : out->lo0[k];
 			out->hi0[k] = b->hi0[k] > out->hi0[k] ? b->hi0[k] : out->hi0[k];
 			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
 			out->hi1[k] = b->hi1[k] > out->hi1[k] ? b->hi1[k] : out->hi1[k];
 		}
+		for (int k = 0; k < 3; k++) {
+			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
+			box->lo[k] = l < box->lo[k] ? l : box->lo[k];
+			box->hi[k] = u > box->hi[k] ? u : box->hi[k];
+		}
 	}
+#endif
 }
 
 /* The boxes of triangle t and of edge e: the unions of their vertices' boxes. */
 static void triangle_box(sim_collide *c, int t)
 {
 	const int *v = &((const int *)c->tris.data)[3 * t];
-	fbox *b = &((fbox *)c->tri_box.data)[t];
-	for (int k = 0; k < 3; k++) {
-		float lo = c->box_lo[v[0]][k], hi = c->box_hi[v[0]][k];
-		for (int j = 1; j < 3; j++) {
-			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
-			lo = l < lo ? l : lo;
-			hi = u > hi ? u : hi;
-		}
-		b->lo[k] = lo;
-		b->hi[k] = hi;
-	}
-	kbox_union(c, v, 3, &((kbox *)c->tri_kin.data)[t]);
+	kbox_union(c, v, 3, &((kbox *)c->tri_kin.data)[t], &((fbox *)c->tri_box.data)[t]);
 }
 
 static void edge_box(sim_collide *c, int e)
 {
 	const int *v = ((const int(*)[2])c->edges.data)[e];
-	fbox *b = &((fbox *)c->edge_box.data)[e];
-	int a = v[0], d = v[1];
-	for (int k = 0; k < 3; k++) {
-		float la = c->box_lo[a][k], lb = c->box_lo[d][k], ua = c->box_hi[a][k], ub = c->box_hi[d][k];
-		b->lo[k] = lb < la ? lb : la;
-		b->hi[k] = ub > ua ? ub : ua;
-	}
-	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e]);
+	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], &((fbox *)c->edge_box.data)[e]);
 }
 
 /* The boxes of a full broad phase, in ranges: each item writes only its own box. */
