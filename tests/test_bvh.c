@@ -244,11 +244,11 @@ static void box_queries_match_brute_force(void)
 					for (int a = 0; a < 3; a++)
 						boxes[t].lo[a] += 0.2f, boxes[t].hi[a] += 0.2f;
 			}
-			CHECK(sim_bvh_update_boxes(b, boxes, s.nt, margin));
+			CHECK(sim_bvh_update_boxes(b, boxes, NULL, s.nt, margin));
 			int bad = 0;
 			for (int q = 0; q < s.nt; q += 7) {
 				memset(seen, 0, sizeof(int) * (size_t)s.nt);
-				sim_bvh_query(b, &boxes[q], margin, hit_counter, seen);
+				sim_bvh_query(b, &boxes[q], NULL, margin, hit_counter, seen);
 				for (int t = 0; t < s.nt; t++) {
 					bool want = true;
 					for (int a = 0; a < 3; a++)
@@ -783,6 +783,146 @@ static void vertices_inside_obstacles(void)
 	sim_world_destroy(&w);
 }
 
+/* ---- neighbour filter ----------------------------------------------------------------------- */
+
+/* A crumpled grid mesh: (n + 1)^2 vertices with random heights and random motion, two
+ * triangles per cell, so that nearly every overlapping pair of triangles shares a
+ * vertex, as in the collision pipeline's cloth. */
+static soup grid_soup(int n, uint64_t seed)
+{
+	rng_seed(seed);
+	soup s = {(n + 1) * (n + 1), 2 * n * n, NULL, NULL, NULL};
+	s.x0 = calloc((size_t)s.nv, sizeof(vec4));
+	s.x1 = calloc((size_t)s.nv, sizeof(vec4));
+	s.tris = malloc(sizeof(int) * 3 * (size_t)s.nt);
+	if (!s.x0 || !s.x1 || !s.tris)
+		return s;
+	const float cell = 1.0f / (float)n;
+	for (int j = 0; j <= n; j++)
+		for (int i = 0; i <= n; i++) {
+			float *p = s.x0[j * (n + 1) + i], *q = s.x1[j * (n + 1) + i];
+			p[0] = cell * (float)i, p[1] = cell * (float)j, p[2] = rng_float(-2.0f * cell, 2.0f * cell);
+			for (int a = 0; a < 3; a++)
+				q[a] = p[a] + rng_float(-0.5f * cell, 0.5f * cell);
+		}
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < n; i++) {
+			int v = j * (n + 1) + i, *t = &s.tris[6 * (j * n + i)];
+			t[0] = v, t[1] = v + 1, t[2] = v + n + 2;
+			t[3] = v, t[4] = v + n + 2, t[5] = v + n + 1;
+		}
+	return s;
+}
+
+typedef struct query_log {
+	pair_log *log;
+	int q; /* the asking triangle, logged first */
+} query_log;
+
+static void log_hit(void *user, int t)
+{
+	query_log *ql = user;
+	log_pair(ql->log, ql->q, t);
+}
+
+static bool tris_share(const int *a, const int *b)
+{
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < 3; k++)
+			if (a[i] == b[k])
+				return true;
+	return false;
+}
+
+/* The unfiltered log less its pairs of triangles that share a vertex (ta: tree p's
+ * triangles, tb: tree q's), in its order. */
+static pair_log without_neighbours(const pair_log *all, const int *ta, const int *tb)
+{
+	pair_log l = {0};
+	for (int k = 0; k < all->count; k++) {
+		int a = all->pairs[2 * k], b = all->pairs[2 * k + 1];
+		if (!tris_share(&ta[3 * a], &tb[3 * b]))
+			log_pair(&l, a, b);
+	}
+	return l;
+}
+
+/* A tree that holds its triangles' vertices reports exactly the pairs of one that does
+ * not, in the same order, less those that share a vertex: in one tree, between two trees
+ * over one vertex set, in jobs, and in queries.  The unfiltered reports are themselves
+ * checked against brute force, and most of them are neighbours (else the test would
+ * prove little). */
+static void neighbour_filter_drops_only_neighbours(void)
+{
+	const float margin = 0.002f;
+	for (uint64_t seed = 1; seed <= 2; seed++) {
+		soup s = grid_soup(24, seed * 31337);
+		REQUIRE(s.tris);
+		/* the first half of the triangles in one tree, the rest in another: they meet
+		 * along the middle row, sharing its vertices */
+		int half = s.nt / 2;
+		soup lo = s, hi = s;
+		lo.nt = half;
+		hi.nt = s.nt - half, hi.tris = s.tris + 3 * half;
+		sim_box *boxes = malloc(sizeof(sim_box) * (size_t)s.nt);
+		REQUIRE(boxes);
+		for (int t = 0; t < s.nt; t++)
+			tri_box(&s, t, 0.0f, boxes[t].lo, boxes[t].hi);
+		sim_bvh *plain = sim_bvh_create(), *skip = sim_bvh_create();
+		sim_bvh *plain_hi = sim_bvh_create(), *skip_hi = sim_bvh_create();
+		REQUIRE(plain && skip && plain_hi && skip_hi);
+		CHECK(sim_bvh_update_boxes(plain, boxes, NULL, half, margin));
+		CHECK(sim_bvh_update_boxes(skip, boxes, s.tris, half, margin));
+		CHECK(sim_bvh_update_boxes(plain_hi, boxes + half, NULL, hi.nt, margin));
+		CHECK(sim_bvh_update_boxes(skip_hi, boxes + half, hi.tris, hi.nt, margin));
+
+		pair_log all = {0}, got = {0};
+		sim_bvh_self_pairs(plain, log_pair, &all);
+		CHECK(compare_with_brute_force(&all, &lo, margin, &lo, margin, true) == 0);
+		sim_bvh_self_pairs(skip, log_pair, &got);
+		pair_log want = without_neighbours(&all, s.tris, s.tris);
+		CHECK_MSG(same_log(&got, &want), "one tree: %d pairs, %d wanted of %d", got.count, want.count, all.count);
+		CHECK_MSG(want.count > 0 && 2 * want.count < all.count, "%d apart of %d", want.count, all.count);
+		/* in jobs, as the broad phase runs it */
+		pair_log jobs = {0};
+		jobs_log(skip, skip, 64, false, &jobs);
+		CHECK(same_log(&jobs, &want));
+		log_free(&jobs);
+		log_free(&all), log_free(&got), log_free(&want);
+
+		/* two trees: only when both hold their vertices */
+		sim_bvh_pairs(plain, plain_hi, log_pair, &all);
+		CHECK(compare_with_brute_force(&all, &lo, margin, &hi, margin, false) == 0);
+		want = without_neighbours(&all, s.tris, hi.tris);
+		CHECK(want.count < all.count);
+		sim_bvh_pairs(skip, skip_hi, log_pair, &got);
+		CHECK_MSG(same_log(&got, &want), "two trees: %d pairs, %d wanted", got.count, want.count);
+		log_free(&got);
+		sim_bvh_pairs(skip, plain_hi, log_pair, &got);
+		CHECK(same_log(&got, &all));
+		log_free(&all), log_free(&got), log_free(&want);
+
+		/* queries: with the asking triangle's vertices, its neighbours (and itself) are
+		 * left out of what the plain query reports, in order */
+		query_log qa = {&all, 0}, qg = {&got, 0}, qp = {&want, 0};
+		for (int q = 0; q < s.nt; q += 5) {
+			qa.q = qg.q = qp.q = q;
+			sim_bvh_query(plain, &boxes[q], NULL, margin, log_hit, &qa);
+			sim_bvh_query(skip, &boxes[q], &s.tris[3 * q], margin, log_hit, &qg);
+			sim_bvh_query(plain, &boxes[q], &s.tris[3 * q], margin, log_hit, &qp); /* holds none */
+		}
+		CHECK(same_log(&want, &all));
+		log_free(&want);
+		want = without_neighbours(&all, s.tris, s.tris);
+		CHECK(want.count > 0 && 2 * want.count < all.count);
+		CHECK_MSG(same_log(&got, &want), "queries: %d hits, %d wanted of %d", got.count, want.count, all.count);
+		log_free(&all), log_free(&got), log_free(&want);
+		free(boxes);
+		sim_bvh_destroy(plain), sim_bvh_destroy(skip), sim_bvh_destroy(plain_hi), sim_bvh_destroy(skip_hi);
+		soup_free(&s);
+	}
+}
+
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
 	TEST(box_queries_match_brute_force),
@@ -798,6 +938,7 @@ static const test_case tests[] = {
 	TEST(folded_grid_pierced),
 	TEST(two_triangles),
 	TEST(vertices_inside_obstacles),
+	TEST(neighbour_filter_drops_only_neighbours),
 };
 
 TEST_MAIN(tests)

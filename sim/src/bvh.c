@@ -29,6 +29,13 @@
  * boxes overlap.  sim_bvh_query reports the triangles whose boxes overlap one given
  * box, by a depth-first walk (the pipeline's in-place refresh of a few triangles).
  *
+ * Neighbours.  Given the triangles' vertices (sim_bvh_update_boxes with tris), the
+ * leaves keep them lane by lane, refreshed at every fit, and the traversals and the
+ * queries (given the asking triangle's vertices) drop the pairs of triangles that share
+ * one, in the leaf tests, before any report: a mesh's neighbours always overlap and are
+ * most of its overlapping pairs, and the collision pipeline lists them apart.  The
+ * other reports keep their order.
+ *
  * Rebuild rule.  Refitting keeps the tree correct but not tight: triangles that were
  * close when it was built drift apart and their parents' boxes swell.  The summed
  * surface area of the internal boxes measures that (it is what a traversal pays for,
@@ -92,6 +99,10 @@ typedef struct bvh_leaf {
 	int tri[4];  /* triangle index per lane (-1 when unused) */
 	int count;   /* lanes in use, 1 to 4 */
 	int node;    /* the leaf's node */
+	/* the triangles' vertices, lane by lane, when the tree knows them (sim_bvh_update_boxes
+	 * with tris): a leaf pair then drops the pairs that share one with a few vector
+	 * compares, before any is reported */
+	_Alignas(16) int vert[3][4];
 } bvh_leaf;
 
 /* A triangle as the build sorts it: its key (box centre) next to its index, so that
@@ -116,6 +127,7 @@ struct sim_bvh {
 	bvh_item *items;   /* build scratch: the triangles with their keys */
 	double build_area; /* summed internal half-areas right after the last build */
 	int builds;
+	bool verts;        /* the leaves hold their triangles' vertices: pairs sharing one are left out */
 };
 
 sim_bvh *sim_bvh_create(void)
@@ -228,11 +240,13 @@ static inline void given_box(const sim_box *in, float margin, bvh_box *out)
 	*out = box;
 }
 
-/* Where the triangles' boxes come from: their vertices at x0 and x1, or given boxes. */
+/* Where the triangles' boxes come from: their vertices at x0 and x1, or given boxes;
+ * verts: the leaves take the triangles' vertices from tris. */
 typedef struct bvh_src {
 	const int *tris;
 	const vec4 *x0, *x1;
 	const sim_box *boxes;
+	bool verts;
 } bvh_src;
 
 static inline void src_box(const bvh_src *s, int t, float margin, bvh_box *out)
@@ -257,6 +271,10 @@ static void fit_leaves(sim_bvh *b, const bvh_src *s, float margin)
 			box_union(&u, &box, &u);
 		}
 		b->node_box[leaf->node] = u;
+		if (s->verts)
+			for (int k = 0; k < 4; k++)
+				for (int a = 0; a < 3; a++)
+					leaf->vert[a][k] = k < leaf->count ? s->tris[3 * (size_t)leaf->tri[k] + a] : -1;
 	}
 }
 
@@ -414,6 +432,7 @@ static bool update(sim_bvh *b, const bvh_src *s, int count, float margin)
 {
 	if (count < 0)
 		count = 0;
+	b->verts = s->verts;
 	if (count != b->count) {
 		if (!reserve(b, count < 2 ? 2 : count)) {
 			/* The old tree indexes a different triangle set: empty it rather than let
@@ -435,13 +454,13 @@ static bool update(sim_bvh *b, const bvh_src *s, int count, float margin)
 
 bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
 {
-	bvh_src s = {tris, x0, x1, NULL};
+	bvh_src s = {tris, x0, x1, NULL, false};
 	return update(b, &s, count, margin);
 }
 
-bool sim_bvh_update_boxes(sim_bvh *b, const sim_box *boxes, int count, float margin)
+bool sim_bvh_update_boxes(sim_bvh *b, const sim_box *boxes, const int *tris, int count, float margin)
 {
-	bvh_src s = {NULL, NULL, NULL, boxes};
+	bvh_src s = {tris, NULL, NULL, boxes, tris != NULL};
 	return update(b, &s, count, margin);
 }
 
@@ -484,6 +503,33 @@ static inline unsigned lane_overlaps(const bvh_leaf *a, int i, const bvh_leaf *b
 #endif
 }
 
+/* Bit k set when lane i of leaf a and lane k of leaf b share a vertex (both leaves must
+ * hold their vertices; unused lanes hold -1 and may match each other, which their
+ * overlap bits, always clear, make harmless). */
+static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
+{
+#if BVH_SSE
+	__m128i b0 = _mm_loadu_si128((const __m128i *)b->vert[0]), b1 = _mm_loadu_si128((const __m128i *)b->vert[1]);
+	__m128i b2 = _mm_loadu_si128((const __m128i *)b->vert[2]), eq = _mm_setzero_si128();
+	for (int c = 0; c < 3; c++) {
+		__m128i v = _mm_set1_epi32(a->vert[c][i]);
+		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(v, b0), _mm_or_si128(_mm_cmpeq_epi32(v, b1),
+		                                                                        _mm_cmpeq_epi32(v, b2))));
+	}
+	return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(eq));
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 0;
+		for (int c = 0; c < 3; c++)
+			for (int d = 0; d < 3; d++)
+				r |= a->vert[c][i] == b->vert[d][k];
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
  * are all made before any report, so their unpredictable outcomes cost no branches.
  * sorted: the smaller triangle first (one tree); otherwise a's triangle first. */
@@ -501,21 +547,30 @@ static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b,
 	}
 }
 
-/* Overlapping triangle pairs inside one leaf. */
-static void leaf_self(const bvh_leaf *a, sim_bvh_pair_fn fn, void *user)
+/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
+static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
 {
 	unsigned m = 0;
-	for (int i = 0; i + 1 < a->count; i++)
-		m |= (lane_overlaps(a, i, a) & (0xeu << i) & 0xfu) << (4 * i);
+	for (int i = 0; i + 1 < a->count; i++) {
+		unsigned r = lane_overlaps(a, i, a) & (0xeu << i) & 0xfu;
+		if (verts)
+			r &= ~lane_shares(a, i, a);
+		m |= r << (4 * i);
+	}
 	report_mask(m, a, a, true, fn, user);
 }
 
-/* Overlapping triangle pairs between two leaves. */
-static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, sim_bvh_pair_fn fn, void *user)
+/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
+static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
+                      void *user)
 {
 	unsigned m = 0;
-	for (int i = 0; i < a->count; i++)
-		m |= lane_overlaps(a, i, b) << (4 * i);
+	for (int i = 0; i < a->count; i++) {
+		unsigned r = lane_overlaps(a, i, b);
+		if (verts)
+			r &= ~lane_shares(a, i, b);
+		m |= r << (4 * i);
+	}
 	report_mask(m, a, b, sorted, fn, user);
 }
 
@@ -549,7 +604,7 @@ static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, 
 	bvh_link ni = p->link[i], nj = q->link[j];
 	const bvh_box *pb = p->node_box, *qb = q->node_box;
 	if (ni.leaf && nj.leaf) {
-		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, fn, user);
+		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, user);
 	} else if (nj.leaf) {
 		push_if(s, pb, ni.index, qb, j);
 		push_if(s, pb, i + 1, qb, j);
@@ -583,7 +638,7 @@ void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
 		 * unordered triangle pair lies under exactly one such split. */
 		bvh_link n = b->link[i];
 		if (n.leaf) {
-			leaf_self(&b->leaves[n.index], fn, user);
+			leaf_self(&b->leaves[n.index], b->verts, fn, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -702,7 +757,7 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 		}
 		bvh_link n = p->link[i];
 		if (n.leaf) {
-			leaf_self(&p->leaves[n.index], fn, user);
+			leaf_self(&p->leaves[n.index], p->verts, fn, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -712,8 +767,57 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 	}
 }
 
-void sim_bvh_query(const sim_bvh *b, const sim_box *query, float margin, sim_bvh_hit_fn fn, void *user)
+/* Bit k set when lane k of the leaf overlaps box q (unused lanes never do). */
+static inline unsigned box_lanes(const bvh_box *q, const bvh_leaf *leaf)
 {
+#if BVH_SSE
+	__m128 in = _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(q->lo[0]), _mm_loadu_ps(leaf->hi[0])),
+	                       _mm_cmple_ps(_mm_loadu_ps(leaf->lo[0]), _mm_set1_ps(q->hi[0])));
+	for (int c = 1; c < 3; c++)
+		in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(q->lo[c]), _mm_loadu_ps(leaf->hi[c])),
+		                               _mm_cmple_ps(_mm_loadu_ps(leaf->lo[c]), _mm_set1_ps(q->hi[c]))));
+	return (unsigned)_mm_movemask_ps(in);
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 1;
+		for (int c = 0; c < 3; c++)
+			r &= (q->lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q->hi[c]);
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
+/* Bit k set when lane k of the leaf has one of the three vertices v. */
+static inline unsigned vert_lanes(const int *v, const bvh_leaf *leaf)
+{
+#if BVH_SSE
+	__m128i l0 = _mm_loadu_si128((const __m128i *)leaf->vert[0]), l1 = _mm_loadu_si128((const __m128i *)leaf->vert[1]);
+	__m128i l2 = _mm_loadu_si128((const __m128i *)leaf->vert[2]), eq = _mm_setzero_si128();
+	for (int c = 0; c < 3; c++) {
+		__m128i x = _mm_set1_epi32(v[c]);
+		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(x, l0), _mm_or_si128(_mm_cmpeq_epi32(x, l1),
+		                                                                        _mm_cmpeq_epi32(x, l2))));
+	}
+	return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(eq));
+#else
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		int r = 0;
+		for (int c = 0; c < 3; c++)
+			for (int d = 0; d < 3; d++)
+				r |= v[c] == leaf->vert[d][k];
+		m |= (unsigned)r << k;
+	}
+	return m;
+#endif
+}
+
+void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, float margin, sim_bvh_hit_fn fn,
+                   void *user)
+{
+	const bool skip = verts && b->verts;
 	if (b->node_count == 0)
 		return;
 	bvh_box q;
@@ -727,13 +831,9 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, float margin, sim_bvh
 		bvh_link n = b->link[i];
 		if (n.leaf) {
 			const bvh_leaf *leaf = &b->leaves[n.index];
-			unsigned m = 0;
-			for (int k = 0; k < 4; k++) {
-				int r = 1;
-				for (int c = 0; c < 3; c++)
-					r &= (q.lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q.hi[c]);
-				m |= (unsigned)r << k;
-			}
+			unsigned m = box_lanes(&q, leaf);
+			if (skip)
+				m &= ~vert_lanes(verts, leaf);
 			while (m) {
 				int k = __builtin_ctz(m);
 				m &= m - 1;

@@ -40,9 +40,13 @@
 
 #include "sim/sim_geom.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Continuous detection reports pairs that come within this distance (m): a positive gap
  * keeps resolved pairs from ending the step exactly touching, and it is far above the
@@ -84,9 +88,12 @@ typedef sim_box fbox;
 
 /* A kinetic box: the box at the start of the broad phase's window (tau = 0) and at its
  * end (tau = W); in between, the linear interpolation of the two.  Every point of a
- * vertex, triangle or edge at time tau lies in its box at tau. */
+ * vertex, triangle or edge at time tau lies in its box at tau.  Lane 3 of each corner is
+ * 0 (neutral in the overlap test), so that a test is four vector compares on one
+ * 64-byte record. */
 typedef struct kbox {
-	float lo0[3], hi0[3], lo1[3], hi1[3];
+	_Alignas(16) float lo0[4];
+	float hi0[4], lo1[4], hi1[4];
 } kbox;
 
 /* What a triangle owns, with the vertex indices the broad phase's sharing tests need, in
@@ -122,7 +129,7 @@ struct sim_collide {
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
-	vec3 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees */
+	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
 	int tau;         /* substeps since the last full broad phase */
 	int window;      /* W: the substeps its kinetic boxes cover */
@@ -153,6 +160,10 @@ struct sim_collide {
 	 * report them at every broad phase only to have most of their primitive pairs fall
 	 * to the sharing test; the broad phase skips them and tests this list's boxes. */
 	darray adj_vf, adj_ee; /* pair */
+	/* CSR: triangle -> the neighbour-list entries it takes part in (vertex-face entries,
+	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
+	 * refresh visits the dirty triangles' entries only, in list order */
+	darray adj_tri_start, adj_tri_items, adj_bits;
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -266,7 +277,8 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
-	                  c->adj_vf.data, c->adj_ee.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
+	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
+	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -643,6 +655,8 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 		c->box_lo[i][k] = (a < s1 ? a : s1) - reach;
 		c->box_hi[i][k] = (a < s1 ? s1 : a) + reach;
 	}
+	kb->lo0[3] = kb->hi0[3] = kb->lo1[3] = kb->hi1[3] = 0.0f;
+	c->box_lo[i][3] = c->box_hi[i][3] = 0.0f;
 }
 
 /* Vertices per block of mark_escaped. */
@@ -667,6 +681,31 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
+#if defined(__SSE2__)
+		/* the scalar loop below, three axes at once: the same float operations in the same
+		 * order (lane 3, the inverse mass and padding, is left out of the mask) */
+		const __m128 vh = _mm_set1_ps(h), vm = _mm_set1_ps(margin), vs = _mm_set1_ps(start_margin);
+		const __m128 v0 = _mm_set1_ps(f0), v1 = _mm_set1_ps(f1);
+		for (int i = first; i < last; i++) {
+			const kbox *kb = &c->vkin[i];
+			__m128 lo0 = _mm_loadu_ps(kb->lo0), hi0 = _mm_loadu_ps(kb->hi0);
+			__m128 lo1 = _mm_loadu_ps(kb->lo1), hi1 = _mm_loadu_ps(kb->hi1);
+			__m128 a = _mm_loadu_ps(c->x0[i]), e = _mm_add_ps(a, _mm_mul_ps(vh, _mm_loadu_ps(c->vbar[i])));
+			__m128 lo = _mm_add_ps(lo0, _mm_mul_ps(v1, _mm_sub_ps(lo1, lo0)));
+			__m128 hi = _mm_add_ps(hi0, _mm_mul_ps(v1, _mm_sub_ps(hi1, hi0)));
+			__m128 in = _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(e, vm), lo), _mm_cmple_ps(_mm_add_ps(e, vm), hi));
+			if (ended)
+				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpeq_ps(lo0, lo1), _mm_cmpeq_ps(hi0, hi1)));
+			if (check_start) {
+				lo = _mm_add_ps(lo0, _mm_mul_ps(v0, _mm_sub_ps(lo1, lo0)));
+				hi = _mm_add_ps(hi0, _mm_mul_ps(v0, _mm_sub_ps(hi1, hi0)));
+				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(a, vs), lo), _mm_cmple_ps(_mm_add_ps(a, vs), hi)));
+			}
+			bool out = (_mm_movemask_ps(in) & 7) != 7;
+			c->escaped[i] = out;
+			escaped += out;
+		}
+#else
 		for (int i = first; i < last; i++) {
 			const kbox *kb = &c->vkin[i];
 			bool in = true;
@@ -684,6 +723,7 @@ static void escape_range(int start, int end, int worker, void *ctx)
 			c->escaped[i] = !in;
 			escaped += !in;
 		}
+#endif
 		t->counts[blk] = escaped;
 	}
 }
@@ -744,16 +784,26 @@ static inline bool shares_vertex(const int *t, int v) { return (t[0] == v) | (t[
  * per axis (a common tau for the three axes is not required, which only keeps more). */
 static inline bool kbox_overlap(const kbox *a, const kbox *b)
 {
+#if defined(__SSE2__)
+	/* the same IEEE <= as the scalar test, lane 3 (0 <= 0) always true */
+	__m128 x = _mm_or_ps(_mm_cmple_ps(_mm_loadu_ps(b->lo0), _mm_loadu_ps(a->hi0)),
+	                     _mm_cmple_ps(_mm_loadu_ps(b->lo1), _mm_loadu_ps(a->hi1)));
+	__m128 y = _mm_or_ps(_mm_cmple_ps(_mm_loadu_ps(a->lo0), _mm_loadu_ps(b->hi0)),
+	                     _mm_cmple_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(b->hi1)));
+	return _mm_movemask_ps(_mm_and_ps(x, y)) == 0xf;
+#else
 	bool r = true;
 	for (int k = 0; k < 3; k++)
 		r &= ((b->lo0[k] <= a->hi0[k]) | (b->lo1[k] <= a->hi1[k])) & ((a->lo0[k] <= b->hi0[k]) | (a->lo1[k] <= b->hi1[k]));
 	return r;
+#endif
 }
 
 /* The primitive pairs of triangles ta and tb: the vertices each owns against the other
  * triangle, and the edges each owns against the other's, minus those whose primitives
- * share a vertex and, with `boxes`, those whose own boxes are apart (a vertex's box
- * against the triangle's, an edge's against the edge's).  The lists must have room for
+ * share a vertex (neighbours, the neighbour list), or (`boxes`: triangles that share no
+ * vertex, so that no primitive pair of theirs can) those whose own boxes are apart (a
+ * vertex's box against the triangle's, an edge's against the edge's).  The lists must have room for
  * the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge): every pair is written
  * and kept or not by the count alone. */
 static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io,
@@ -764,19 +814,19 @@ static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, i
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int k = 0; k < A->nv; k++) {
 		vf[nvf] = (pair){A->v[k], tb};
-		nvf += !shares_vertex(B->tri, A->v[k]) & (!boxes || kbox_overlap(&vkin[A->v[k]], &tkin[tb]));
+		nvf += boxes ? kbox_overlap(&vkin[A->v[k]], &tkin[tb]) : !shares_vertex(B->tri, A->v[k]);
 	}
 	for (int k = 0; k < B->nv; k++) {
 		vf[nvf] = (pair){B->v[k], ta};
-		nvf += !shares_vertex(A->tri, B->v[k]) & (!boxes || kbox_overlap(&vkin[B->v[k]], &tkin[ta]));
+		nvf += boxes ? kbox_overlap(&vkin[B->v[k]], &tkin[ta]) : !shares_vertex(A->tri, B->v[k]);
 	}
 	for (int i = 0; i < A->ne; i++) {
 		const int *p = A->ev[i];
 		for (int j = 0; j < B->ne; j++) {
 			const int *q = B->ev[j];
 			ee[nee] = (pair){A->e[i], B->e[j]};
-			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]) &
-			       (!boxes || kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]));
+			nee += boxes ? kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]])
+			             : (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]);
 		}
 	}
 	*nvf_io = nvf;
@@ -790,14 +840,13 @@ static inline bool triangles_share_vertex(const int *a, const int *b)
 
 /* A pair of overlapping triangles (collision indices) from the traversal or a query:
  * its primitive pairs whose boxes meet.  Triangles that share a vertex are left to the
- * neighbour list (adjacent_candidates). */
+ * neighbour list (adjacent_candidates): the trees hold their triangles' vertices and
+ * never report them (fit_trees). */
 static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta, int tb)
 {
-	/* the sharing test reads the plain triangle array (12 bytes a triangle, which stays in
-	 * cache), not the 64-byte records: most reported pairs end here */
-	const int *tri = c->tris.data;
 	const kbox *tkin = c->tri_kin.data;
-	if (triangles_share_vertex(&tri[3 * ta], &tri[3 * tb]) || !kbox_overlap(&tkin[ta], &tkin[tb]))
+	assert(!triangles_share_vertex(&((const int *)c->tris.data)[3 * ta], &((const int *)c->tris.data)[3 * tb]));
+	if (!kbox_overlap(&tkin[ta], &tkin[tb]))
 		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
@@ -814,9 +863,37 @@ static bool merge_candidates(sim_collide *c, int blocks);
 
 typedef struct adjacent_task {
 	sim_collide *c;
-	bool dirty;  /* only the entries of a dirty triangle */
+	bool dirty;  /* only the entries of a dirty triangle: those whose bit is set in adj_bits */
 	bool direct; /* inline: straight into c->vf and c->ee */
 } adjacent_task;
+
+/* An in-place refresh's share of block [first, last) of the neighbour list: the entries
+ * whose bit is set, in increasing order (ADJ_BLOCK is a multiple of 64, so a block owns
+ * whole words). */
+static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *nvf_io, pair *ee, int *nee_io)
+{
+	const uint64_t *bits = c->adj_bits.data;
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int nvf_all = c->adj_vf.count;
+	int nvf = *nvf_io, nee = *nee_io;
+	for (int wd = first >> 6; wd < (last + 63) >> 6; wd++) {
+		for (uint64_t m = bits[wd]; m; m &= m - 1) {
+			int q = (wd << 6) + __builtin_ctzll(m);
+			if (q < nvf_all) {
+				pair p = avf[q];
+				vf[nvf] = p;
+				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			} else {
+				pair p = aee[q - nvf_all];
+				ee[nee] = p;
+				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			}
+		}
+	}
+	*nvf_io = nvf;
+	*nee_io = nee;
+}
 
 static void adjacent_range(int start, int end, int worker, void *ctx)
 {
@@ -824,8 +901,6 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	const adjacent_task *t = ctx;
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
-	const unsigned char *dt = c->tri_dirty.data;
-	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
@@ -841,15 +916,19 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		}
 		pair *vf = vfa->data, *ee = eea->data;
 		int nvf = vfa->count, nee = eea->count;
+		if (dirty) {
+			adjacent_dirty(c, first, last, vf, &vfa->count, ee, &eea->count);
+			continue;
+		}
 		for (int q = first; q < vf_end; q++) {
 			pair p = avf[q];
 			vf[nvf] = p;
-			nvf += (!dirty || (dt[vt[p.a]] | dt[p.b])) && kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
 			pair p = aee[q];
 			ee[nee] = p;
-			nee += (!dirty || (dt[et[p.a]] | dt[et[p.b]])) && kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
 		}
 		vfa->count = nvf;
 		eea->count = nee;
@@ -857,20 +936,60 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 }
 
 /* The neighbour list's pairs whose boxes meet, appended to the candidates in list order;
- * with `dirty`, only those of a dirty triangle (an in-place refresh: the others were
- * kept). */
-static bool adjacent_candidates(sim_collide *c, const sim_world *w, bool dirty)
+ * with dirty triangles (list[0, nd); an in-place refresh: the others' were kept), only
+ * those of a dirty triangle, found through the triangles' entries and a bit per entry,
+ * so that the order is the list's. */
+static bool adjacent_candidates(sim_collide *c, const sim_world *w, const int *list, int nd)
 {
 	int total = c->adj_vf.count + c->adj_ee.count, nblocks = (total + ADJ_BLOCK - 1) / ADJ_BLOCK;
 	bool par = parallel(w) && nblocks > 1;
 	if (!reserve_blocks(c, nblocks))
 		return false;
+	bool dirty = list != NULL;
+	if (dirty) {
+		uint64_t *bits = c->adj_bits.data;
+		const int *ts = c->adj_tri_start.data, *ti = c->adj_tri_items.data;
+		memset(bits, 0, sizeof(uint64_t) * (((size_t)total + 63) >> 6));
+		for (int k = 0; k < nd; k++)
+			for (int j = ts[list[k]]; j < ts[list[k] + 1]; j++)
+				bits[ti[j] >> 6] |= (uint64_t)1 << (ti[j] & 63);
+	}
 	adjacent_task task = {c, dirty, !par};
 	sim_parallel_for(w, adjacent_range, nblocks, 1, &task);
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
 	return ok && (!par || merge_candidates(c, nblocks));
+}
+
+/* The triangles -> entries index of the neighbour list (counting sort: each triangle's
+ * entries in increasing order), and room for a bit per entry. */
+static bool index_adjacency(sim_collide *c, int nt)
+{
+	const int nvf = c->adj_vf.count, total = nvf + c->adj_ee.count;
+	if (!reserve(&c->adj_tri_start, sizeof(int), nt + 2) || !reserve(&c->adj_tri_items, sizeof(int), 2 * total) ||
+	    !reserve(&c->adj_bits, sizeof(uint64_t), (total + 63) / 64 + 1))
+		return false;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	int *start = c->adj_tri_start.data, *items = c->adj_tri_items.data;
+	memset(start, 0, sizeof(int) * ((size_t)nt + 2));
+	/* an entry's two triangles: the owner of its vertex and its triangle, or its edges'
+	 * owners (distinct: the pair came from two distinct triangles) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int q = 0; q < total; q++) {
+			int ta = q < nvf ? vt[avf[q].a] : et[aee[q - nvf].a], tb = q < nvf ? avf[q].b : et[aee[q - nvf].b];
+			if (pass == 0)
+				start[ta + 2]++, start[tb + 2]++;
+			else
+				items[start[ta + 1]++] = q, items[start[tb + 1]++] = q;
+		}
+		if (pass == 0)
+			for (int t = 0; t < nt; t++)
+				start[t + 2] += start[t + 1];
+	}
+	/* start[t] to start[t + 1] now index t's entries */
+	return true;
 }
 
 /* Fills adj_vf and adj_ee: for every cloth triangle ta, in order, the triangles tb > ta
@@ -918,7 +1037,7 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 	free(start);
 	free(inc);
 	free(seen);
-	return ok;
+	return ok && index_adjacency(c, nt);
 }
 
 /* The traversal's report of two overlapping triangles, in tree-local indices. */
@@ -931,50 +1050,66 @@ static void on_triangle_pair(void *user, int ta, int tb)
 
 /* The union of n vertices' kinetic boxes: at each end of the window the union of their
  * boxes there.  In between it holds them too (a minimum of linear functions lies above
- * the interpolation of their minima). */
-static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out)
+ * the interpolation of their minima).  And in `box` the union of their boxes over the
+ * rest of the window, for the trees. */
+static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbox *box)
 {
-	*out = c->vkin[v[0]];
+#if defined(__SSE2__)
+	/* _mm_min_ps(b, a) is b < a ? b : a, and _mm_max_ps(b, a) b > a ? b : a: the scalar
+	 * loop's choices, lane by lane */
+	const kbox *a = &c->vkin[v[0]];
+	__m128 lo0 = _mm_loadu_ps(a->lo0), hi0 = _mm_loadu_ps(a->hi0), lo1 = _mm_loadu_ps(a->lo1);
+	__m128 hi1 = _mm_loadu_ps(a->hi1), lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
-		for (int k = 0; k < 3; k++) {
+		lo0 = _mm_min_ps(_mm_loadu_ps(b->lo0), lo0);
+		hi0 = _mm_max_ps(_mm_loadu_ps(b->hi0), hi0);
+		lo1 = _mm_min_ps(_mm_loadu_ps(b->lo1), lo1);
+		hi1 = _mm_max_ps(_mm_loadu_ps(b->hi1), hi1);
+		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
+		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
+	}
+	_mm_storeu_ps(out->lo0, lo0);
+	_mm_storeu_ps(out->hi0, hi0);
+	_mm_storeu_ps(out->lo1, lo1);
+	_mm_storeu_ps(out->hi1, hi1);
+	float l[4], h[4];
+	_mm_storeu_ps(l, lo);
+	_mm_storeu_ps(h, hi);
+	memcpy(box->lo, l, sizeof box->lo);
+	memcpy(box->hi, h, sizeof box->hi);
+#else
+	*out = c->vkin[v[0]];
+	for (int k = 0; k < 3; k++)
+		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
+	for (int j = 1; j < n; j++) {
+		const kbox *b = &c->vkin[v[j]];
+		for (int k = 0; k < 4; k++) {
 			out->lo0[k] = b->lo0[k] < out->lo0[k] ? b->lo0[k] : out->lo0[k];
 			out->hi0[k] = b->hi0[k] > out->hi0[k] ? b->hi0[k] : out->hi0[k];
 			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
 			out->hi1[k] = b->hi1[k] > out->hi1[k] ? b->hi1[k] : out->hi1[k];
 		}
+		for (int k = 0; k < 3; k++) {
+			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
+			box->lo[k] = l < box->lo[k] ? l : box->lo[k];
+			box->hi[k] = u > box->hi[k] ? u : box->hi[k];
+		}
 	}
+#endif
 }
 
 /* The boxes of triangle t and of edge e: the unions of their vertices' boxes. */
 static void triangle_box(sim_collide *c, int t)
 {
 	const int *v = &((const int *)c->tris.data)[3 * t];
-	fbox *b = &((fbox *)c->tri_box.data)[t];
-	for (int k = 0; k < 3; k++) {
-		float lo = c->box_lo[v[0]][k], hi = c->box_hi[v[0]][k];
-		for (int j = 1; j < 3; j++) {
-			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
-			lo = l < lo ? l : lo;
-			hi = u > hi ? u : hi;
-		}
-		b->lo[k] = lo;
-		b->hi[k] = hi;
-	}
-	kbox_union(c, v, 3, &((kbox *)c->tri_kin.data)[t]);
+	kbox_union(c, v, 3, &((kbox *)c->tri_kin.data)[t], &((fbox *)c->tri_box.data)[t]);
 }
 
 static void edge_box(sim_collide *c, int e)
 {
 	const int *v = ((const int(*)[2])c->edges.data)[e];
-	fbox *b = &((fbox *)c->edge_box.data)[e];
-	int a = v[0], d = v[1];
-	for (int k = 0; k < 3; k++) {
-		float la = c->box_lo[a][k], lb = c->box_lo[d][k], ua = c->box_hi[a][k], ub = c->box_hi[d][k];
-		b->lo[k] = lb < la ? lb : la;
-		b->hi[k] = ub > ua ? ub : ua;
-	}
-	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e]);
+	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], &((fbox *)c->edge_box.data)[e]);
 }
 
 /* The boxes of a full broad phase, in ranges: each item writes only its own box. */
@@ -1035,7 +1170,8 @@ static void forget_results(sim_collide *c, bool keep_bounds)
  * and each new pair looks among the few old ones with the same first primitive.  The
  * lookups read the index only, so ranges of new pairs run in parallel. */
 typedef struct carry_task {
-	const pair *cur;
+	const pair *cur, *old;
+	int old_count;
 	const double *old_lb;
 	double *lb;
 	const int *start;
@@ -1046,12 +1182,22 @@ static void carry_range(int first, int last, int worker, void *ctx)
 {
 	(void)worker;
 	const carry_task *t = ctx;
+	const pair *old = t->old;
+	/* The traversal runs in the order of a tree that was mostly only refitted, so a new
+	 * pair is most often the old pair after the last one found: that one is tried first
+	 * (a pair is listed once, so a match is the match), the index otherwise. */
+	int next = t->old_count;
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
+		if (next < t->old_count && old[next].a == a && old[next].b == b) {
+			t->lb[q] = t->old_lb[next++];
+			continue;
+		}
 		/* the run of a's old pairs is contiguous, so the scan streams */
 		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
 			if (t->items[j].a == b) {
-				t->lb[q] = t->old_lb[t->items[j].b];
+				next = t->items[j].b;
+				t->lb[q] = t->old_lb[next++];
 				break;
 			}
 		}
@@ -1076,7 +1222,7 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	for (int q = 0; q < old->count; q++)
 		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {cur->data, old_lb, lb, start, items};
+	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
@@ -1144,8 +1290,13 @@ static bool merge_candidates(sim_collide *c, int blocks)
 static bool fit_trees(sim_collide *c)
 {
 	const fbox *tb = c->tri_box.data;
+	const int *tri = c->tris.data;
 	for (int o = 0; o < c->owner_count; o++) {
-		if (!sim_bvh_update_boxes(c->trees[o], tb + c->owner_first_tri[o], c->owner_tri_count[o], (float)CCD_GAP))
+		/* with the triangles' vertices, the trees leave out the pairs that share one (the
+		 * neighbour list's): most overlapping pairs of a cloth are neighbours */
+		int first = c->owner_first_tri[o];
+		if (!sim_bvh_update_boxes(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                          (float)CCD_GAP))
 			return false;
 	}
 	return true;
@@ -1214,7 +1365,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 		ok &= !c->blocks[k].failed;
 	if (!ok || (par && !merge_candidates(c, njobs)))
 		return false;
-	if (w->def.self_collisions && !adjacent_candidates(c, w, false))
+	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
@@ -1251,7 +1402,7 @@ static void query_range(int start, int end, int worker, void *ctx)
 	(void)worker;
 	query_task *q = ctx;
 	sim_collide *c = q->c;
-	const int *towner = c->tri_owner.data;
+	const int *towner = c->tri_owner.data, *tri = c->tris.data;
 	const fbox *tb = c->tri_box.data;
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
@@ -1264,7 +1415,7 @@ static void query_range(int start, int end, int worker, void *ctx)
 				if (!owners_meet(c, q->w, o < b ? o : b, o < b ? b : o))
 					continue;
 				bc.owner = b;
-				sim_bvh_query(c->trees[b], &tb[t], (float)CCD_GAP, on_query_hit, &bc);
+				sim_bvh_query(c->trees[b], &tb[t], tri + 3 * (size_t)t, (float)CCD_GAP, on_query_hit, &bc);
 			}
 		}
 		out->failed |= bc.failed;
@@ -1399,7 +1550,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
 	ok = ok && (!par || merge_candidates(c, nblocks));
-	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, true));
+	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, list, nd));
 	if (nt > 0)
 		memset(dirty, 0, (size_t)nt);
 	if (!ok)

@@ -295,11 +295,14 @@ void sim_bvh_destroy(sim_bvh *bvh);
  * of the internal boxes grown past twice that of the last build).  false when out of
  * memory. */
 bool sim_bvh_update(sim_bvh *bvh, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin);
-/* The same with each triangle's box given (boxes[0, count)), inflated by margin. */
+/* The same with each triangle's box given (boxes[0, count)), inflated by margin.  With
+ * tris (3 vertex indices per triangle), the tree also holds the triangles' vertices, and
+ * its traversals (between two trees: when both hold them) and its queries given a
+ * triangle's vertices leave out the pairs of triangles that share one. */
 typedef struct sim_box {
 	float lo[3], hi[3];
 } sim_box;
-bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, int count, float margin);
+bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
@@ -317,9 +320,12 @@ typedef struct sim_bvh_job {
 int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh_job *scratch, int capacity,
                   int target);
 void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
-/* The triangles whose leaf boxes overlap `box` inflated by margin, in a fixed order. */
+/* The triangles whose leaf boxes overlap `box` inflated by margin, in a fixed order;
+ * with verts (3 vertex indices) and a tree that holds its vertices, those that share
+ * none of them. */
 typedef void (*sim_bvh_hit_fn)(void *user, int t);
-void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, float margin, sim_bvh_hit_fn fn, void *user);
+void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, float margin, sim_bvh_hit_fn fn,
+                   void *user);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
 /* The tree's node boxes with depth (root 0; a leaf's triangle boxes one below it) in
