@@ -118,6 +118,7 @@ struct sim_collide {
 	int n_cloth;     /* the first n_cloth are cloth particles */
 	int self_hits;   /* impulses between cloth vertices only, this substep */
 	vec4 *x0;        /* positions at the start of the substep; w = inverse mass */
+	darray x0d;      /* double[3]: x0 in double, for the contact search */
 	vec4 *vbar;      /* mean velocity over the substep */
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
@@ -285,6 +286,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->edge_move.data);
 	free(c->tri_sep.data);
 	free(c->edge_sep.data);
+	free(c->x0d.data);
 	free(c->trees);
 	free(c);
 }
@@ -1507,12 +1509,6 @@ static double pair_friction(const sim_collide *c, const stencil *s)
 	return sqrt((double)c->mu[s->idx[0]] * (double)c->mu[s->idx[3]]);
 }
 
-static double pair_separation(const sim_collide *c, const stencil *s)
-{
-	/* the first vertex belongs to one side, the last to the other */
-	return (double)c->sep[s->idx[0]] + (double)c->sep[s->idx[3]];
-}
-
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
 static void apply_now(sim_collide *c, const stencil *s, const double dv[3], double inv_m, float h)
 {
@@ -1726,7 +1722,8 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	bool carry = pt->carry;
 	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const double *mv = c->move, *tmv = c->tri_move.data, *emv = c->edge_move.data;
-	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data, *vsep = c->sep;
+	const double(*xd)[3] = c->x0d.data;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
@@ -1734,37 +1731,47 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		int first = blk * PROXIMITY_BLOCK, last = first + PROXIMITY_BLOCK < total ? first + PROXIMITY_BLOCK : total;
+		/* at most one contact per candidate: the block's room once, not per contact */
+		if (!reserve(&out->contacts, sizeof(rigid_contact), last - first)) {
+			out->failed = true;
+			return;
+		}
+		rigid_contact *rec = out->contacts.data;
+		int nrec = 0;
 		for (int q = first; q < (last < nvf ? last : nvf); q++) {
-			double thr = 0.0;
+			int va = vf[q].a, tb = vf[q].b;
+			double lb0 = vf_lb[q], thr = 0.0;
 			if (carry) {
-				double lb = vf_lb[q] - mv[vf[q].a] - tmv[vf[q].b];
-				thr = ((double)c->sep[vf[q].a] + (double)tsep[vf[q].b]) * (1.0 + 1e-6);
+				double lb = lb0 - mv[va] - tmv[tb];
+				thr = ((double)vsep[va] + (double)tsep[tb]) * (1.0 + 1e-6);
 				if (lb > thr) {
 					vf_lb[q] = lb;
 					continue;
 				}
 			}
-			const int *t = &tri[3 * vf[q].b];
-			if (carry && vf_lb[q] > thr) { /* moved far, but maybe together */
-				const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
-				double lb = vf_lb[q] - relative_move(c, idx, 1);
+			const int *t = &tri[3 * tb];
+			if (carry && lb0 > thr) { /* moved far, but maybe together */
+				const int idx[4] = {va, t[0], t[1], t[2]};
+				double lb = lb0 - relative_move(c, idx, 1);
 				if (lb > thr) {
 					vf_lb[q] = lb;
 					continue;
 				}
 			}
-			double p[3], a[3], b[3], cc[3], wts[3];
-			to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
-			stencil s;
-			vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
-			double sep = pair_separation(c, &s);
-			if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
+			const double *p = xd[va], *a = xd[t[0]], *b = xd[t[1]], *cc = xd[t[2]];
+			/* the pair's separation: the vertex's side and the triangle's */
+			double sep = (double)vsep[va] + (double)vsep[t[2]], wts[3];
+			/* A pair within its separation at the last test is most likely so again: the
+			 * distance decides at once, without the separating axes' guess first. */
+			bool near = carry && lb0 > 0.0 && lb0 < sep;
+			if (!near && start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
 				continue;
 			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
-			vf_lb[q] = sqrt(d2);
+			double d = sqrt(d2);
+			vf_lb[q] = d;
 			if (!(d2 < sep * sep))
 				continue;
-			double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
+			double diff[3], e1[3], e2[3], fn[3], n[3];
 			for (int k = 0; k < 3; k++) {
 				diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
 				e1[k] = b[k] - a[k];
@@ -1773,46 +1780,42 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			cross3(e1, e2, fn);
 			if (!unit_or(diff, fn, n))
 				continue;
-			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
-				out->failed = true;
-				return;
-			}
-			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			rigid_contact *r = &rec[nrec++];
 			vf_stencil(c, &vf[q], wts, &r->s);
 			memcpy(r->n, n, sizeof r->n);
 			r->d = d, r->sep = sep, r->vertex_face = true;
 		}
 		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
-			double thr = 0.0;
+			int ka = ee[q].a, kb = ee[q].b;
+			double lb0 = ee_lb[q], thr = 0.0;
 			if (carry) {
-				double lb = ee_lb[q] - emv[ee[q].a] - emv[ee[q].b];
-				thr = ((double)esep[ee[q].a] + (double)esep[ee[q].b]) * (1.0 + 1e-6);
+				double lb = lb0 - emv[ka] - emv[kb];
+				thr = ((double)esep[ka] + (double)esep[kb]) * (1.0 + 1e-6);
 				if (lb > thr) {
 					ee_lb[q] = lb;
 					continue;
 				}
 			}
-			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
-			if (carry && ee_lb[q] > thr) {
+			const int *ea = edges[ka], *eb = edges[kb];
+			if (carry && lb0 > thr) {
 				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
-				double lb = ee_lb[q] - relative_move(c, idx, 2);
+				double lb = lb0 - relative_move(c, idx, 2);
 				if (lb > thr) {
 					ee_lb[q] = lb;
 					continue;
 				}
 			}
-			double p0[3], p1[3], q0[3], q1[3], u, v;
-			to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
-			stencil s;
-			ee_stencil(c, &ee[q], 0.5, 0.5, &s);
-			double sep = pair_separation(c, &s);
-			if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
+			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
+			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
+			bool near = carry && lb0 > 0.0 && lb0 < sep;
+			if (!near && start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
 				continue;
 			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
-			ee_lb[q] = sqrt(d2);
+			double d = sqrt(d2);
+			ee_lb[q] = d;
 			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
 				continue; /* an end point: the vertex-face pairs cover it */
-			double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
+			double diff[3], da[3], db[3], cr[3], n[3];
 			for (int k = 0; k < 3; k++) {
 				diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
 				da[k] = p1[k] - p0[k];
@@ -1821,15 +1824,12 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			cross3(da, db, cr);
 			if (!unit_or(diff, cr, n))
 				continue;
-			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
-				out->failed = true;
-				return;
-			}
-			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			rigid_contact *r = &rec[nrec++];
 			ee_stencil(c, &ee[q], u, v, &r->s);
 			memcpy(r->n, n, sizeof r->n);
 			r->d = d, r->sep = sep, r->vertex_face = false;
 		}
+		out->contacts.count = nrec;
 	}
 }
 
@@ -1840,6 +1840,11 @@ static int proximity(sim_collide *c, const sim_world *w, float h)
 	c->rigid_contacts.count = 0;
 	sim_debug_log *log = c->log;
 	bool carry = c->lb_carry;
+	if (!reserve(&c->x0d, sizeof(double[3]), c->nv))
+		return -1;
+	double(*xd)[3] = c->x0d.data;
+	for (int i = 0; i < c->nv; i++)
+		to_d(c->x0[i], xd[i]);
 	if (carry)
 		for (int i = 0; i < c->nv; i++) {
 			double d2 = 0.0;
