@@ -1738,17 +1738,30 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 		}
 		rigid_contact *rec = out->contacts.data;
 		int nrec = 0;
-		for (int q = first; q < (last < nvf ? last : nvf); q++) {
+		int vf_end = last < nvf ? last : nvf, ee_first = (first > nvf ? first : nvf) - nvf, ee_end = last - nvf;
+		/* The carried bounds first, without branches (most candidates of a resting pile
+		 * end here, taken or not at random): every candidate gets its carried bound, and
+		 * those it does not clear are listed, with their old bound and threshold, for
+		 * the tests below, which all write a bound of their own. */
+		int keep[PROXIMITY_BLOCK], nkeep = 0;
+		double keep_lb[PROXIMITY_BLOCK], keep_thr[PROXIMITY_BLOCK];
+		for (int q = first; q < vf_end; q++) {
 			int va = vf[q].a, tb = vf[q].b;
 			double lb0 = vf_lb[q], thr = 0.0;
 			if (carry) {
 				double lb = lb0 - mv[va] - tmv[tb];
 				thr = ((double)vsep[va] + (double)tsep[tb]) * (1.0 + 1e-6);
-				if (lb > thr) {
-					vf_lb[q] = lb;
-					continue;
-				}
+				vf_lb[q] = lb;
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep += !(lb > thr);
+			} else {
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep++;
 			}
+		}
+		for (int i = 0; i < nkeep; i++) {
+			int q = keep[i], va = vf[q].a, tb = vf[q].b;
+			double lb0 = keep_lb[i], thr = keep_thr[i];
 			const int *t = &tri[3 * tb];
 			if (carry && lb0 > thr) { /* moved far, but maybe together */
 				const int idx[4] = {va, t[0], t[1], t[2]};
@@ -1785,17 +1798,24 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			memcpy(r->n, n, sizeof r->n);
 			r->d = d, r->sep = sep, r->vertex_face = true;
 		}
-		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
+		nkeep = 0;
+		for (int q = ee_first; q < ee_end; q++) {
 			int ka = ee[q].a, kb = ee[q].b;
 			double lb0 = ee_lb[q], thr = 0.0;
 			if (carry) {
 				double lb = lb0 - emv[ka] - emv[kb];
 				thr = ((double)esep[ka] + (double)esep[kb]) * (1.0 + 1e-6);
-				if (lb > thr) {
-					ee_lb[q] = lb;
-					continue;
-				}
+				ee_lb[q] = lb;
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep += !(lb > thr);
+			} else {
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep++;
 			}
+		}
+		for (int i = 0; i < nkeep; i++) {
+			int q = keep[i], ka = ee[q].a, kb = ee[q].b;
+			double lb0 = keep_lb[i], thr = keep_thr[i];
 			const int *ea = edges[ka], *eb = edges[kb];
 			if (carry && lb0 > thr) {
 				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
