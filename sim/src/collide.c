@@ -2232,6 +2232,29 @@ static inline int quick_outcome(const sim_collide *c, const int idx[4], int spli
 	return apart(lb, da, db) ? 2 : 0;
 }
 
+/* The largest displacement of any vertex: a candidate to be tested (state < 0) whose
+ * start bound clears twice it is clear by apart whatever its vertices, since
+ * lb - D - D <= lb - da - db in floating point too (rounding is monotone): quick_outcome
+ * would say 2 without the four vertices' reads. */
+static double largest_disp(const sim_collide *c)
+{
+	double m = 0.0;
+	for (int i = 0; i < c->nv; i++)
+		m = c->disp[i] > m ? c->disp[i] : m;
+	return m;
+}
+
+static inline bool clear_by_any(double lb, double dmax) { return apart(lb, dmax, dmax); }
+
+/* After a pair's impulse (apply_now renews its vertices' disp), the largest displacement
+ * covers them again. */
+static inline double cover_disp(const sim_collide *c, const int idx[4], double dmax)
+{
+	for (int k = 0; k < 4; k++)
+		dmax = c->disp[idx[k]] > dmax ? c->disp[idx[k]] : dmax;
+	return dmax;
+}
+
 /* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
 static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
@@ -2241,31 +2264,49 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
+	double dmax = largest_disp(c);
+	int clock = c->clock; /* in a register: the states' stores could alias c->clock */
 	for (int q = 0; q < c->vf.count; q++) {
+		if (incremental && vf_state[q] < 0 && clear_by_any(vf_lb[q], dmax)) {
+			vf_state[q] = clock;
+			continue;
+		}
 		const int *t = &tri[3 * vf[q].b];
 		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
 		if (incremental) {
 			int quick = quick_outcome(c, idx, 1, vf_state[q], vf_lb[q]);
 			if (quick) {
 				if (quick == 2)
-					vf_state[q] = c->clock;
+					vf_state[q] = clock;
 				continue;
 			}
 		}
-		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
+		if (sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user)) {
+			hits++;
+			dmax = cover_disp(c, idx, dmax);
+			clock = c->clock;
+		}
 	}
 	for (int q = 0; q < c->ee.count; q++) {
+		if (incremental && ee_state[q] < 0 && clear_by_any(ee_lb[q], dmax)) {
+			ee_state[q] = clock;
+			continue;
+		}
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
 		if (incremental) {
 			int quick = quick_outcome(c, idx, 2, ee_state[q], ee_lb[q]);
 			if (quick) {
 				if (quick == 2)
-					ee_state[q] = c->clock;
+					ee_state[q] = clock;
 				continue;
 			}
 		}
-		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+		if (sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user)) {
+			hits++;
+			dmax = cover_disp(c, idx, dmax);
+			clock = c->clock;
+		}
 	}
 	return hits;
 }
@@ -2274,7 +2315,8 @@ typedef struct prepass_task {
 	sim_collide *c;
 	float h;
 	bool incremental;
-	int clock0; /* the clock at the sweep's start */
+	int clock0;  /* the clock at the sweep's start */
+	double dmax; /* largest_disp at the sweep's start */
 } prepass_task;
 
 /* Candidates per range of the pre-pass, at least. */
@@ -2311,6 +2353,10 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 			lb = ee_lb[q], p = &ee[q];
 		}
 		pre[k] = 0;
+		if (pt->incremental && *state < 0 && clear_by_any(lb, pt->dmax)) {
+			*state = pt->clock0;
+			continue;
+		}
 		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
 		if (quick == 1)
 			continue;
@@ -2340,7 +2386,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total + 8))
 		return sweep_serial(c, h, respond, incremental, on_hit, user);
 	int hits = 0, clock0 = c->clock;
-	prepass_task task = {c, h, incremental, clock0};
+	prepass_task task = {c, h, incremental, clock0, largest_disp(c)};
 	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
