@@ -1536,6 +1536,10 @@ static void accumulate(sim_collide *c, const stencil *s, const double dv[3], dou
 	}
 }
 
+/* fmin(x, 1.0) for every x, NaN included, inline: without -ffinite-math-only GCC calls
+ * libm's fmin. */
+static inline double min_one(double x) { return x < 1.0 ? x : 1.0; }
+
 /* Repulsion and friction for a pair at distance d < separation along unit normal n
  * (pointing from the second side to the first): the normal relative velocity is raised
  * to separate at a tenth of the overlap per step, and friction takes up to mu times
@@ -1576,7 +1580,7 @@ static bool contact_impulse(sim_collide *c, const stencil *s, const double n[3],
 	double vt[3] = {vr[0] - vn * n[0], vr[1] - vn * n[1], vr[2] - vn * n[2]};
 	double vt_len = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
 	double mu = pair_friction(c, s);
-	double cut = vt_len > 0.0 ? fmin(mu * dvn / vt_len, 1.0) : 0.0;
+	double cut = vt_len > 0.0 ? min_one(mu * dvn / vt_len) : 0.0;
 	for (int j = 0; j < 3; j++)
 		dv[j] = dvn * n[j] - cut * vt[j];
 	accumulate(c, s, dv, inv_m);
