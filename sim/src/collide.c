@@ -602,25 +602,17 @@ static void end_position(const sim_collide *c, int i, float h, double out[3])
 		out[k] = (double)(c->x0[i][k] + h * c->vbar[i][k]);
 }
 
-/* How far vertex i moves over the substep: |end - start| in double. */
-static double displacement(const sim_collide *c, int i, float h)
+/* Renews vertex i's displacement over the substep, end - start in double, and its
+ * length, after vbar changed. */
+static void track_motion(sim_collide *c, int i, float h)
 {
 	double e[3], d2 = 0.0;
 	end_position(c, i, h, e);
-	for (int k = 0; k < 3; k++)
-		d2 += (e[k] - c->x0[i][k]) * (e[k] - c->x0[i][k]);
-	return sqrt(d2);
-}
-
-/* Renews vertex i's displacement and its length after vbar changed, as
- * displacement computes it. */
-static void track_motion(sim_collide *c, int i, float h)
-{
-	double e[3];
-	end_position(c, i, h, e);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		c->dvec[i][k] = e[k] - c->x0[i][k];
-	c->disp[i] = displacement(c, i, h);
+		d2 += c->dvec[i][k] * c->dvec[i][k];
+	}
+	c->disp[i] = sqrt(d2);
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------- */
