@@ -1498,7 +1498,13 @@ static double effective_inverse_mass(const sim_collide *c, const stencil *s)
 /* Friction of the pair: the geometric mean of the two sides' coefficients. */
 static double pair_friction(const sim_collide *c, const stencil *s)
 {
-	return sqrt((double)c->mu[s->idx[0]] * (double)c->mu[s->idx[3]]);
+	float a = c->mu[s->idx[0]], b = c->mu[s->idx[3]];
+	/* one material on both sides, as in most pairs: the square of a float is exact in
+	 * double and the square root of an exact square is exact, so |a| is the same value
+	 * without the root */
+	if (a == b)
+		return fabs((double)a);
+	return sqrt((double)a * (double)b);
 }
 
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
