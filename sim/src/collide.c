@@ -2237,7 +2237,8 @@ static inline int quick_outcome(const sim_collide *c, const int idx[4], int spli
 /* The largest displacement of any vertex: a candidate to be tested (state < 0) whose
  * start bound clears twice it is clear by apart whatever its vertices, since
  * lb - D - D <= lb - da - db in floating point too (rounding is monotone): quick_outcome
- * would say 2 without the four vertices' reads. */
+ * would say 2 without the four vertices' reads.  (A NaN displacement is passed over: its
+ * vertex ends the step non-finite, and the blow-up check rejects the step.) */
 static double largest_disp(const sim_collide *c)
 {
 	double m = 0.0;
