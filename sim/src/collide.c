@@ -125,6 +125,7 @@ struct sim_collide {
 	int n_cloth;     /* the first n_cloth are cloth particles */
 	int self_hits;   /* impulses between cloth vertices only, this substep */
 	vec4 *x0;        /* positions at the start of the substep; w = inverse mass */
+	darray x0d;      /* double[3]: x0 in double, for the contact search */
 	vec4 *vbar;      /* mean velocity over the substep */
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
@@ -297,6 +298,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->edge_move.data);
 	free(c->tri_sep.data);
 	free(c->edge_sep.data);
+	free(c->x0d.data);
 	free(c->trees);
 	free(c);
 }
@@ -612,25 +614,17 @@ static void end_position(const sim_collide *c, int i, float h, double out[3])
 		out[k] = (double)(c->x0[i][k] + h * c->vbar[i][k]);
 }
 
-/* How far vertex i moves over the substep: |end - start| in double. */
-static double displacement(const sim_collide *c, int i, float h)
+/* Renews vertex i's displacement over the substep, end - start in double, and its
+ * length, after vbar changed. */
+static void track_motion(sim_collide *c, int i, float h)
 {
 	double e[3], d2 = 0.0;
 	end_position(c, i, h, e);
-	for (int k = 0; k < 3; k++)
-		d2 += (e[k] - c->x0[i][k]) * (e[k] - c->x0[i][k]);
-	return sqrt(d2);
-}
-
-/* Renews vertex i's displacement and its length after vbar changed, as
- * displacement computes it. */
-static void track_motion(sim_collide *c, int i, float h)
-{
-	double e[3];
-	end_position(c, i, h, e);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		c->dvec[i][k] = e[k] - c->x0[i][k];
-	c->disp[i] = displacement(c, i, h);
+		d2 += c->dvec[i][k] * c->dvec[i][k];
+	}
+	c->disp[i] = sqrt(d2);
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------- */
@@ -1655,13 +1649,13 @@ static double effective_inverse_mass(const sim_collide *c, const stencil *s)
 /* Friction of the pair: the geometric mean of the two sides' coefficients. */
 static double pair_friction(const sim_collide *c, const stencil *s)
 {
-	return sqrt((double)c->mu[s->idx[0]] * (double)c->mu[s->idx[3]]);
-}
-
-static double pair_separation(const sim_collide *c, const stencil *s)
-{
-	/* the first vertex belongs to one side, the last to the other */
-	return (double)c->sep[s->idx[0]] + (double)c->sep[s->idx[3]];
+	float a = c->mu[s->idx[0]], b = c->mu[s->idx[3]];
+	/* one material on both sides, as in most pairs: the square of a float is exact in
+	 * double and the square root of an exact square is exact, so |a| is the same value
+	 * without the root */
+	if (a == b)
+		return fabs((double)a);
+	return sqrt((double)a * (double)b);
 }
 
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
@@ -1690,6 +1684,10 @@ static void accumulate(sim_collide *c, const stencil *s, const double dv[3], dou
 		c->acc[i][3] += 1.0f;
 	}
 }
+
+/* fmin(x, 1.0) for every x, NaN included, inline: without -ffinite-math-only GCC calls
+ * libm's fmin. */
+static inline double min_one(double x) { return x < 1.0 ? x : 1.0; }
 
 /* Repulsion and friction for a pair at distance d < separation along unit normal n
  * (pointing from the second side to the first): the normal relative velocity is raised
@@ -1731,7 +1729,7 @@ static bool contact_impulse(sim_collide *c, const stencil *s, const double n[3],
 	double vt[3] = {vr[0] - vn * n[0], vr[1] - vn * n[1], vr[2] - vn * n[2]};
 	double vt_len = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
 	double mu = pair_friction(c, s);
-	double cut = vt_len > 0.0 ? fmin(mu * dvn / vt_len, 1.0) : 0.0;
+	double cut = vt_len > 0.0 ? min_one(mu * dvn / vt_len) : 0.0;
 	for (int j = 0; j < 3; j++)
 		dv[j] = dvn * n[j] - cut * vt[j];
 	accumulate(c, s, dv, inv_m);
@@ -1877,7 +1875,8 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	bool carry = pt->carry;
 	double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const double *mv = c->move, *tmv = c->tri_move.data, *emv = c->edge_move.data;
-	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+	const float *tsep = c->tri_sep.data, *esep = c->edge_sep.data, *vsep = c->sep;
+	const double(*xd)[3] = c->x0d.data;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
@@ -1885,37 +1884,60 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		int first = blk * PROXIMITY_BLOCK, last = first + PROXIMITY_BLOCK < total ? first + PROXIMITY_BLOCK : total;
-		for (int q = first; q < (last < nvf ? last : nvf); q++) {
-			double thr = 0.0;
+		/* at most one contact per candidate: the block's room once, not per contact */
+		if (!reserve(&out->contacts, sizeof(rigid_contact), last - first)) {
+			out->failed = true;
+			return;
+		}
+		rigid_contact *rec = out->contacts.data;
+		int nrec = 0;
+		int vf_end = last < nvf ? last : nvf, ee_first = (first > nvf ? first : nvf) - nvf, ee_end = last - nvf;
+		/* The carried bounds first, without branches (most candidates of a resting pile
+		 * end here, taken or not at random): every candidate gets its carried bound, and
+		 * those it does not clear are listed, with their old bound and threshold, for
+		 * the tests below, which all write a bound of their own. */
+		int keep[PROXIMITY_BLOCK], nkeep = 0;
+		double keep_lb[PROXIMITY_BLOCK], keep_thr[PROXIMITY_BLOCK];
+		for (int q = first; q < vf_end; q++) {
+			int va = vf[q].a, tb = vf[q].b;
+			double lb0 = vf_lb[q], thr = 0.0;
 			if (carry) {
-				double lb = vf_lb[q] - mv[vf[q].a] - tmv[vf[q].b];
-				thr = ((double)c->sep[vf[q].a] + (double)tsep[vf[q].b]) * (1.0 + 1e-6);
+				double lb = lb0 - mv[va] - tmv[tb];
+				thr = ((double)vsep[va] + (double)tsep[tb]) * (1.0 + 1e-6);
+				vf_lb[q] = lb;
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep += !(lb > thr);
+			} else {
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep++;
+			}
+		}
+		for (int i = 0; i < nkeep; i++) {
+			int q = keep[i], va = vf[q].a, tb = vf[q].b;
+			double lb0 = keep_lb[i], thr = keep_thr[i];
+			const int *t = &tri[3 * tb];
+			if (carry && lb0 > thr) { /* moved far, but maybe together */
+				const int idx[4] = {va, t[0], t[1], t[2]};
+				double lb = lb0 - relative_move(c, idx, 1);
 				if (lb > thr) {
 					vf_lb[q] = lb;
 					continue;
 				}
 			}
-			const int *t = &tri[3 * vf[q].b];
-			if (carry && vf_lb[q] > thr) { /* moved far, but maybe together */
-				const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
-				double lb = vf_lb[q] - relative_move(c, idx, 1);
-				if (lb > thr) {
-					vf_lb[q] = lb;
-					continue;
-				}
-			}
-			double p[3], a[3], b[3], cc[3], wts[3];
-			to_d(c->x0[vf[q].a], p), to_d(c->x0[t[0]], a), to_d(c->x0[t[1]], b), to_d(c->x0[t[2]], cc);
-			stencil s;
-			vf_stencil(c, &vf[q], (double[3]){1, 0, 0}, &s);
-			double sep = pair_separation(c, &s);
-			if (start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
+			const double *p = xd[va], *a = xd[t[0]], *b = xd[t[1]], *cc = xd[t[2]];
+			/* the pair's separation: the vertex's side and the triangle's */
+			double sep = (double)vsep[va] + (double)vsep[t[2]], wts[3];
+			/* A pair within its separation at the last test is most likely so again: the
+			 * distance decides at once, without the separating axes' guess first. */
+			bool near = carry && lb0 > 0.0 && lb0 < sep;
+			if (!near && start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
 				continue;
 			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
-			vf_lb[q] = sqrt(d2);
+			double d = sqrt(d2);
+			vf_lb[q] = d;
 			if (!(d2 < sep * sep))
 				continue;
-			double d = sqrt(d2), diff[3], e1[3], e2[3], fn[3], n[3];
+			double diff[3], e1[3], e2[3], fn[3], n[3];
 			for (int k = 0; k < 3; k++) {
 				diff[k] = p[k] - (wts[0] * a[k] + wts[1] * b[k] + wts[2] * cc[k]);
 				e1[k] = b[k] - a[k];
@@ -1924,46 +1946,49 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			cross3(e1, e2, fn);
 			if (!unit_or(diff, fn, n))
 				continue;
-			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
-				out->failed = true;
-				return;
-			}
-			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			rigid_contact *r = &rec[nrec++];
 			vf_stencil(c, &vf[q], wts, &r->s);
 			memcpy(r->n, n, sizeof r->n);
 			r->d = d, r->sep = sep, r->vertex_face = true;
 		}
-		for (int q = (first > nvf ? first : nvf) - nvf; q < last - nvf; q++) {
-			double thr = 0.0;
+		nkeep = 0;
+		for (int q = ee_first; q < ee_end; q++) {
+			int ka = ee[q].a, kb = ee[q].b;
+			double lb0 = ee_lb[q], thr = 0.0;
 			if (carry) {
-				double lb = ee_lb[q] - emv[ee[q].a] - emv[ee[q].b];
-				thr = ((double)esep[ee[q].a] + (double)esep[ee[q].b]) * (1.0 + 1e-6);
-				if (lb > thr) {
-					ee_lb[q] = lb;
-					continue;
-				}
+				double lb = lb0 - emv[ka] - emv[kb];
+				thr = ((double)esep[ka] + (double)esep[kb]) * (1.0 + 1e-6);
+				ee_lb[q] = lb;
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep += !(lb > thr);
+			} else {
+				keep[nkeep] = q, keep_lb[nkeep] = lb0, keep_thr[nkeep] = thr;
+				nkeep++;
 			}
-			const int *ea = edges[ee[q].a], *eb = edges[ee[q].b];
-			if (carry && ee_lb[q] > thr) {
+		}
+		for (int i = 0; i < nkeep; i++) {
+			int q = keep[i], ka = ee[q].a, kb = ee[q].b;
+			double lb0 = keep_lb[i], thr = keep_thr[i];
+			const int *ea = edges[ka], *eb = edges[kb];
+			if (carry && lb0 > thr) {
 				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
-				double lb = ee_lb[q] - relative_move(c, idx, 2);
+				double lb = lb0 - relative_move(c, idx, 2);
 				if (lb > thr) {
 					ee_lb[q] = lb;
 					continue;
 				}
 			}
-			double p0[3], p1[3], q0[3], q1[3], u, v;
-			to_d(c->x0[ea[0]], p0), to_d(c->x0[ea[1]], p1), to_d(c->x0[eb[0]], q0), to_d(c->x0[eb[1]], q1);
-			stencil s;
-			ee_stencil(c, &ee[q], 0.5, 0.5, &s);
-			double sep = pair_separation(c, &s);
-			if (start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
+			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
+			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
+			bool near = carry && lb0 > 0.0 && lb0 < sep;
+			if (!near && start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
 				continue;
 			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
-			ee_lb[q] = sqrt(d2);
+			double d = sqrt(d2);
+			ee_lb[q] = d;
 			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)
 				continue; /* an end point: the vertex-face pairs cover it */
-			double d = sqrt(d2), diff[3], da[3], db[3], cr[3], n[3];
+			double diff[3], da[3], db[3], cr[3], n[3];
 			for (int k = 0; k < 3; k++) {
 				diff[k] = (p0[k] + u * (p1[k] - p0[k])) - (q0[k] + v * (q1[k] - q0[k]));
 				da[k] = p1[k] - p0[k];
@@ -1972,15 +1997,12 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			cross3(da, db, cr);
 			if (!unit_or(diff, cr, n))
 				continue;
-			if (!reserve(&out->contacts, sizeof(rigid_contact), out->contacts.count + 1)) {
-				out->failed = true;
-				return;
-			}
-			rigid_contact *r = &((rigid_contact *)out->contacts.data)[out->contacts.count++];
+			rigid_contact *r = &rec[nrec++];
 			ee_stencil(c, &ee[q], u, v, &r->s);
 			memcpy(r->n, n, sizeof r->n);
 			r->d = d, r->sep = sep, r->vertex_face = false;
 		}
+		out->contacts.count = nrec;
 	}
 }
 
@@ -1991,6 +2013,11 @@ static int proximity(sim_collide *c, const sim_world *w, float h)
 	c->rigid_contacts.count = 0;
 	sim_debug_log *log = c->log;
 	bool carry = c->lb_carry;
+	if (!reserve(&c->x0d, sizeof(double[3]), c->nv))
+		return -1;
+	double(*xd)[3] = c->x0d.data;
+	for (int i = 0; i < c->nv; i++)
+		to_d(c->x0[i], xd[i]);
 	if (carry)
 		for (int i = 0; i < c->nv; i++) {
 			double d2 = 0.0;
@@ -2358,6 +2385,30 @@ static inline int quick_outcome(const sim_collide *c, const int idx[4], int spli
 	return apart(lb, da, db) ? 2 : 0;
 }
 
+/* The largest displacement of any vertex: a candidate to be tested (state < 0) whose
+ * start bound clears twice it is clear by apart whatever its vertices, since
+ * lb - D - D <= lb - da - db in floating point too (rounding is monotone): quick_outcome
+ * would say 2 without the four vertices' reads.  (A NaN displacement is passed over: its
+ * vertex ends the step non-finite, and the blow-up check rejects the step.) */
+static double largest_disp(const sim_collide *c)
+{
+	double m = 0.0;
+	for (int i = 0; i < c->nv; i++)
+		m = c->disp[i] > m ? c->disp[i] : m;
+	return m;
+}
+
+static inline bool clear_by_any(double lb, double dmax) { return apart(lb, dmax, dmax); }
+
+/* After a pair's impulse (apply_now renews its vertices' disp), the largest displacement
+ * covers them again. */
+static inline double cover_disp(const sim_collide *c, const int idx[4], double dmax)
+{
+	for (int k = 0; k < 4; k++)
+		dmax = c->disp[idx[k]] > dmax ? c->disp[idx[k]] : dmax;
+	return dmax;
+}
+
 /* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
 static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
@@ -2367,31 +2418,49 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
+	double dmax = largest_disp(c);
+	int clock = c->clock; /* in a register: the states' stores could alias c->clock */
 	for (int q = 0; q < c->vf.count; q++) {
+		if (incremental && vf_state[q] < 0 && clear_by_any(vf_lb[q], dmax)) {
+			vf_state[q] = clock;
+			continue;
+		}
 		const int *t = &tri[3 * vf[q].b];
 		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
 		if (incremental) {
 			int quick = quick_outcome(c, idx, 1, vf_state[q], vf_lb[q]);
 			if (quick) {
 				if (quick == 2)
-					vf_state[q] = c->clock;
+					vf_state[q] = clock;
 				continue;
 			}
 		}
-		hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
+		if (sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user)) {
+			hits++;
+			dmax = cover_disp(c, idx, dmax);
+			clock = c->clock;
+		}
 	}
 	for (int q = 0; q < c->ee.count; q++) {
+		if (incremental && ee_state[q] < 0 && clear_by_any(ee_lb[q], dmax)) {
+			ee_state[q] = clock;
+			continue;
+		}
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
 		if (incremental) {
 			int quick = quick_outcome(c, idx, 2, ee_state[q], ee_lb[q]);
 			if (quick) {
 				if (quick == 2)
-					ee_state[q] = c->clock;
+					ee_state[q] = clock;
 				continue;
 			}
 		}
-		hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+		if (sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user)) {
+			hits++;
+			dmax = cover_disp(c, idx, dmax);
+			clock = c->clock;
+		}
 	}
 	return hits;
 }
@@ -2400,7 +2469,8 @@ typedef struct prepass_task {
 	sim_collide *c;
 	float h;
 	bool incremental;
-	int clock0; /* the clock at the sweep's start */
+	int clock0;  /* the clock at the sweep's start */
+	double dmax; /* largest_disp at the sweep's start */
 } prepass_task;
 
 /* Candidates per range of the pre-pass, at least. */
@@ -2437,6 +2507,10 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 			lb = ee_lb[q], p = &ee[q];
 		}
 		pre[k] = 0;
+		if (pt->incremental && *state < 0 && clear_by_any(lb, pt->dmax)) {
+			*state = pt->clock0;
+			continue;
+		}
 		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
 		if (quick == 1)
 			continue;
@@ -2466,7 +2540,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total + 8))
 		return sweep_serial(c, h, respond, incremental, on_hit, user);
 	int hits = 0, clock0 = c->clock;
-	prepass_task task = {c, h, incremental, clock0};
+	prepass_task task = {c, h, incremental, clock0, largest_disp(c)};
 	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;

@@ -85,7 +85,10 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 			double r[3];
 			for (int i = 0; i < 3; i++)
 				r[i] = ap[i] - v * ab[i] - s * ac[i];
-			w[0] = fmax(0.0, 1.0 - v - s); /* rounding could dip below 0 */
+			/* rounding could dip below 0; fmax(0.0, x) inline (x is never -0: 1 - v
+			 * is not -0, and a - a is +0) */
+			double w0 = 1.0 - v - s;
+			w[0] = w0 > 0.0 ? w0 : 0.0;
 			w[1] = v;
 			w[2] = s;
 			return dot3(r, r);
