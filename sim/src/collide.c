@@ -215,6 +215,15 @@ struct sim_collide {
 	int block_capacity;
 	darray jobs, job_scratch, job_trees;
 	darray pre; /* CCD pre-pass: 1 per candidate (vertex-face, then edge-edge) it found a hit */
+	/* The serial sweep's view of the triangles and edges (triangle t, then edge e as
+	 * nt + e): the largest stamp of each one's vertices, and at least their largest
+	 * displacement, so that a candidate's staleness and start-bound test read two records
+	 * rather than four vertices through the topology (prim_view).  Kept up to date by the
+	 * impulses through the CSR vertex -> the primitives it belongs to, built for the
+	 * counts in prim_nv, prim_nt, prim_ne. */
+	darray prim_stamp, prim_disp, vprim_start, vprim_items;
+	int prim_nv, prim_nt, prim_ne;
+	bool prim_valid; /* prim_stamp and prim_disp hold for the current stamps and disps */
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -294,6 +303,10 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->pre.data);
+	free(c->prim_stamp.data);
+	free(c->prim_disp.data);
+	free(c->vprim_start.data);
+	free(c->vprim_items.data);
 	free(c->tri_move.data);
 	free(c->edge_move.data);
 	free(c->tri_sep.data);
@@ -1669,6 +1682,15 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 			c->vbar[i][j] += (float)(f * dv[j]);
 		c->vstamp[i] = c->clock;
 		track_motion(c, i, h);
+		if (c->prim_valid) { /* the clock only grows: the stamp is the new largest */
+			const int *start = c->vprim_start.data, *items = c->vprim_items.data;
+			int *ps = c->prim_stamp.data;
+			double *pd = c->prim_disp.data, d = c->disp[i];
+			for (int m = start[i]; m < start[i + 1]; m++) {
+				ps[items[m]] = c->clock;
+				pd[items[m]] = d > pd[items[m]] ? d : pd[items[m]];
+			}
+		}
 	}
 }
 
@@ -2409,7 +2431,62 @@ static inline double cover_disp(const sim_collide *c, const int idx[4], double d
 	return dmax;
 }
 
-/* Every candidate once, vertex-face pairs first, in list order; returns the hits. */
+/* Builds the primitives' stamps and displacements from the vertices' (and, once per
+ * topology, the vertex -> primitive index that keeps them up to date); false when out of
+ * memory, and the sweep then reads the vertices. */
+static bool prim_view(sim_collide *c)
+{
+	int nv = c->nv, nt = c->tris.count, ne = c->edges.count, np = nt + ne;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	if (!reserve(&c->prim_stamp, sizeof(int), np) || !reserve(&c->prim_disp, sizeof(double), np))
+		return false;
+	if (c->prim_nv != nv || c->prim_nt != nt || c->prim_ne != ne) {
+		if (!reserve(&c->vprim_start, sizeof(int), nv + 1) || !reserve(&c->vprim_items, sizeof(int), 3 * nt + 2 * ne))
+			return false;
+		int *start = c->vprim_start.data, *items = c->vprim_items.data;
+		memset(start, 0, sizeof(int) * (size_t)(nv + 1));
+		for (int k = 0; k < 3 * nt; k++)
+			start[tri[k] + 1]++;
+		for (int e = 0; e < ne; e++)
+			start[edges[e][0] + 1]++, start[edges[e][1] + 1]++;
+		for (int i = 0; i < nv; i++)
+			start[i + 1] += start[i];
+		/* filled from the back so that start[] ends as each vertex's first item */
+		for (int e = ne - 1; e >= 0; e--)
+			items[--start[edges[e][1] + 1]] = nt + e, items[--start[edges[e][0] + 1]] = nt + e;
+		for (int k = 3 * nt - 1; k >= 0; k--)
+			items[--start[tri[k] + 1]] = k / 3;
+		/* start[i + 1] now holds vertex i's first item; shift it into place */
+		memmove(start, start + 1, sizeof(int) * (size_t)nv);
+		start[nv] = 3 * nt + 2 * ne;
+		c->prim_nv = nv, c->prim_nt = nt, c->prim_ne = ne;
+	}
+	int *ps = c->prim_stamp.data;
+	double *pd = c->prim_disp.data;
+	const int *vs = c->vstamp;
+	const double *d = c->disp;
+	for (int t = 0; t < nt; t++) {
+		const int *v = &tri[3 * t];
+		int s = vs[v[0]] > vs[v[1]] ? vs[v[0]] : vs[v[1]];
+		ps[t] = s > vs[v[2]] ? s : vs[v[2]];
+		pd[t] = max3(d[v[0]], d[v[1]], d[v[2]]);
+	}
+	for (int e = 0; e < ne; e++) {
+		const int *v = edges[e];
+		ps[nt + e] = vs[v[0]] > vs[v[1]] ? vs[v[0]] : vs[v[1]];
+		pd[nt + e] = d[v[0]] > d[v[1]] ? d[v[0]] : d[v[1]];
+	}
+	c->prim_valid = true;
+	return true;
+}
+
+/* Every candidate once, vertex-face pairs first, in list order; returns the hits.  A
+ * candidate that clear_by_any does not clear is first tried on the primitives' view: its
+ * stamps are exact (not stale there is not stale) and its displacements at least the
+ * vertices' (apart there is apart by quick_outcome too, rounding being monotone), so
+ * what the view decides is what quick_outcome would, and the rest goes the same way as
+ * without it. */
 static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user)
 {
 	int hits = 0;
@@ -2420,10 +2497,32 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	const int(*edges)[2] = c->edges.data;
 	double dmax = largest_disp(c);
 	int clock = c->clock; /* in a register: the states' stores could alias c->clock */
+	/* the view, built at the first candidate that needs it (none, on a resting pile) */
+	bool view = false, tried = !incremental;
+	const int *ps = NULL, *vs = c->vstamp;
+	const double *pd = NULL, *disp = c->disp;
+	int nt = c->tris.count;
 	for (int q = 0; q < c->vf.count; q++) {
-		if (incremental && vf_state[q] < 0 && clear_by_any(vf_lb[q], dmax)) {
+		if (view) { /* one branch for the three quick outcomes, which come at random */
+			int v = vf[q].a, tb = vf[q].b, state = vf_state[q];
+			double lb = vf_lb[q];
+			bool idle = (state >= 0) & (vs[v] <= state) & (ps[tb] <= state);
+			bool clear = ((state < 0) & clear_by_any(lb, dmax)) | apart(lb, disp[v], pd[tb]);
+			vf_state[q] = idle ? state : clock;
+			if (idle | clear)
+				continue;
+			vf_state[q] = state;
+		} else if (incremental && vf_state[q] < 0 && clear_by_any(vf_lb[q], dmax)) {
 			vf_state[q] = clock;
 			continue;
+		} else if (!tried) {
+			tried = true;
+			view = c->prim_valid || prim_view(c);
+			ps = c->prim_stamp.data, pd = c->prim_disp.data;
+			if (view) {
+				q--; /* again, through the view */
+				continue;
+			}
 		}
 		const int *t = &tri[3 * vf[q].b];
 		const int idx[4] = {vf[q].a, t[0], t[1], t[2]};
@@ -2442,9 +2541,26 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 		}
 	}
 	for (int q = 0; q < c->ee.count; q++) {
-		if (incremental && ee_state[q] < 0 && clear_by_any(ee_lb[q], dmax)) {
+		if (view) {
+			int ka = nt + ee[q].a, kb = nt + ee[q].b, state = ee_state[q];
+			double lb = ee_lb[q];
+			bool idle = (state >= 0) & (ps[ka] <= state) & (ps[kb] <= state);
+			bool clear = ((state < 0) & clear_by_any(lb, dmax)) | apart(lb, pd[ka], pd[kb]);
+			ee_state[q] = idle ? state : clock;
+			if (idle | clear)
+				continue;
+			ee_state[q] = state;
+		} else if (incremental && ee_state[q] < 0 && clear_by_any(ee_lb[q], dmax)) {
 			ee_state[q] = clock;
 			continue;
+		} else if (!tried) {
+			tried = true;
+			view = c->prim_valid || prim_view(c);
+			ps = c->prim_stamp.data, pd = c->prim_disp.data;
+			if (view) {
+				q--;
+				continue;
+			}
 		}
 		const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
 		const int idx[4] = {e0[0], e0[1], e1[0], e1[1]};
@@ -2982,6 +3098,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	 * impulses took out of their boxes (refresh_candidates), and test again only the
 	 * candidates whose vertices took an impulse since they were found clear. */
 	int hits = 0;
+	c->prim_valid = false; /* new stamps and displacements */
 	for (int i = 0; i < nv; i++) {
 		c->vstamp[i] = 0;
 		track_motion(c, i, h);
@@ -3019,6 +3136,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			if (!hits)
 				break;
 			rigidify(c, h, &zones, &st->largest_zone);
+			c->prim_valid = false; /* rigidify stamps vertices without the view */
 			if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 				return SIM_ERROR_OUT_OF_MEMORY;
 		}
