@@ -2506,12 +2506,12 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 		if (view) { /* one branch for the three quick outcomes, which come at random */
 			int v = vf[q].a, tb = vf[q].b, state = vf_state[q];
 			double lb = vf_lb[q];
-			bool idle = (state >= 0) & (vs[v] <= state) & (ps[tb] <= state);
+			if (state >= 0 && (vs[v] <= state) & (ps[tb] <= state))
+				continue; /* idle: every candidate of a first sweep is stale, most of a later one idle */
 			bool clear = ((state < 0) & clear_by_any(lb, dmax)) | apart(lb, disp[v], pd[tb]);
-			vf_state[q] = idle ? state : clock;
-			if (idle | clear)
+			vf_state[q] = clear ? clock : state;
+			if (clear)
 				continue;
-			vf_state[q] = state;
 		} else if (incremental && vf_state[q] < 0 && clear_by_any(vf_lb[q], dmax)) {
 			vf_state[q] = clock;
 			continue;
@@ -2544,12 +2544,12 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 		if (view) {
 			int ka = nt + ee[q].a, kb = nt + ee[q].b, state = ee_state[q];
 			double lb = ee_lb[q];
-			bool idle = (state >= 0) & (ps[ka] <= state) & (ps[kb] <= state);
-			bool clear = ((state < 0) & clear_by_any(lb, dmax)) | apart(lb, pd[ka], pd[kb]);
-			ee_state[q] = idle ? state : clock;
-			if (idle | clear)
+			if (state >= 0 && (ps[ka] <= state) & (ps[kb] <= state))
 				continue;
-			ee_state[q] = state;
+			bool clear = ((state < 0) & clear_by_any(lb, dmax)) | apart(lb, pd[ka], pd[kb]);
+			ee_state[q] = clear ? clock : state;
+			if (clear)
+				continue;
 		} else if (incremental && ee_state[q] < 0 && clear_by_any(ee_lb[q], dmax)) {
 			ee_state[q] = clock;
 			continue;
