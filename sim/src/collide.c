@@ -2503,7 +2503,8 @@ static int sweep_serial(sim_collide *c, float h, bool respond, bool incremental,
 	const double *pd = NULL, *disp = c->disp;
 	int nt = c->tris.count;
 	for (int q = 0; q < c->vf.count; q++) {
-		if (view) { /* one branch for the three quick outcomes, which come at random */
+		if (view) { /* idle first, then both clearances without a branch between them (their
+		             * outcomes come at random) */
 			int v = vf[q].a, tb = vf[q].b, state = vf_state[q];
 			double lb = vf_lb[q];
 			if (state >= 0 && (vs[v] <= state) & (ps[tb] <= state))
