@@ -46,6 +46,12 @@
  * box and never rebuilds (it cannot get worse); one whose internal area was 0 at build
  * time (every triangle at one point) rebuilds at any growth.
  *
+ * Marked pairs.  For the pipeline's in-place refresh, a few triangles are marked and
+ * the traversal reports only the pairs with a marked one: a mark per leaf lane and per
+ * node (its subtree holds a marked triangle, set bottom-up) lets it skip every node pair
+ * of two unmarked subtrees, so the upper levels are walked once for all marked triangles
+ * instead of once per triangle, as a query each would.
+ *
  * Traversal.  A node pair of one tree with itself splits into both children with
  * themselves and the two children with each other, so every unordered triangle pair
  * is reached exactly once, under the node where the two part.  Pairs of distinct
@@ -879,10 +885,9 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, flo
 
 /* ---- traversal of the marked triangles' pairs (in-place refresh) ------------------------------ */
 
-int sim_bvh_order(const sim_bvh *b, int t)
+const int *sim_bvh_orders(const sim_bvh *b)
 {
-	assert(t >= 0 && t < b->count);
-	return b->order[t];
+	return b->order;
 }
 
 bool sim_bvh_mark(sim_bvh *b, const unsigned char *marked)

@@ -776,8 +776,6 @@ typedef struct broad_ctx {
 	sim_collide *c;
 	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
-	int tri;              /* a query: the triangle asking, and its owner */
-	int owner;
 	bool failed;
 } broad_ctx;
 
@@ -1265,7 +1263,7 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[k];
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
-		                c->owner_first_tri[b], -1, -1, false};
+		                c->owner_first_tri[b], false};
 		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
 		out->failed |= bc.failed;
 	}
@@ -1402,7 +1400,8 @@ typedef struct dirty_hit {
 
 typedef struct marked_ctx {
 	sim_collide *c;
-	int owner_a, owner_b; /* owner_a <= owner_b */
+	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
+	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
 	bool failed;
 } marked_ctx;
 
@@ -1410,17 +1409,15 @@ static void on_marked_pair(void *user, int ta, int tb)
 {
 	marked_ctx *m = user;
 	sim_collide *c = m->c;
-	int x = ta + c->owner_first_tri[m->owner_a], y = tb + c->owner_first_tri[m->owner_b];
-	const unsigned char *dirty = c->tri_dirty.data;
-	if (!reserve(&c->hits, sizeof(dirty_hit), c->hits.count + 1)) {
+	int x = ta + m->first_a, y = tb + m->first_b;
+	if (c->hits.count == c->hits.capacity && !reserve(&c->hits, sizeof(dirty_hit), c->hits.count + 1)) {
 		m->failed = true;
 		return;
 	}
 	/* x's query reports the pair unless only y is dirty (a pair of two dirty triangles is
 	 * kept from the lower owner, within one tree from the lower index: x) */
-	bool from_x = dirty[x];
-	int slot = from_x ? c->owner_first_tri[m->owner_b] + sim_bvh_order(c->trees[m->owner_b], tb)
-	                  : c->owner_first_tri[m->owner_a] + sim_bvh_order(c->trees[m->owner_a], ta);
+	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
+	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
 	((dirty_hit *)c->hits.data)[c->hits.count++] = (dirty_hit){from_x ? x : y, slot, x, y};
 }
 
@@ -1492,7 +1489,8 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 		for (int b = a; b < c->owner_count; b++) {
 			if (!(any[a] | any[b]) || !owners_meet(c, w, a, b))
 				continue;
-			marked_ctx m = {c, a, b, false};
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+			                sim_bvh_orders(c->trees[b]), false};
 			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
 			if (m.failed)
 				return false;
@@ -1545,7 +1543,8 @@ static void drop_dirty(sim_collide *c)
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
- * each such triangle is queried against the trees it meets.  The result is the set a
+ * the trees' pairs with a dirty triangle are found again (dirty_pairs), in the order of
+ * one query per dirty triangle against the trees it meets.  The result is the set a
  * full traversal over the same boxes would give (in another order).  When many
  * triangles change, or there are no candidates yet, the full broad phase runs instead.
  * start_margin: as for mark_escaped. */

@@ -330,11 +330,12 @@ void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, flo
  * (until the next call; a rebuild clears the flags) and returns whether any is;
  * sim_bvh_marked_pairs reports the pairs of sim_bvh_self_pairs (q == p) or sim_bvh_pairs
  * with at least one marked triangle, exactly those, in an order of its own, skipping
- * the node pairs of two unmarked subtrees.  sim_bvh_order is triangle t's rank in the
- * order sim_bvh_query reports the triangles in (fixed from one build to the next). */
+ * the node pairs of two unmarked subtrees.  sim_bvh_orders gives each triangle's rank
+ * in the order sim_bvh_query reports the triangles in (fixed from one build to the next;
+ * NULL before the first). */
 bool sim_bvh_mark(sim_bvh *bvh, const unsigned char *marked);
 void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
-int sim_bvh_order(const sim_bvh *bvh, int t);
+const int *sim_bvh_orders(const sim_bvh *bvh);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
 /* The tree's node boxes with depth (root 0; a leaf's triangle boxes one below it) in
