@@ -897,8 +897,8 @@ bool sim_bvh_mark(sim_bvh *b, const unsigned char *marked)
 	for (int l = 0; l < b->leaf_count; l++) {
 		const bvh_leaf *leaf = &b->leaves[l];
 		unsigned m = 0;
-		for (int k = 0; k < leaf->count; k++)
-			m |= (unsigned)(marked[leaf->tri[k]] != 0) << k;
+		for (int k = 0; k < 4; k++)
+			m |= (unsigned)(k < leaf->count && marked[leaf->tri[k]]) << k;
 		b->leaf_mark[l] = (unsigned char)m;
 		b->node_mark[leaf->node] = m != 0;
 	}
