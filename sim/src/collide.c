@@ -1481,13 +1481,13 @@ static void expand_range(int start, int end, int worker, void *ctx)
 static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
-	bool any[c->owner_count > 0 ? c->owner_count : 1];
+	/* a tree pair with no dirty triangle returns at its roots' marks */
 	for (int o = 0; o < c->owner_count; o++)
-		any[o] = sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
+		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
 	c->hits.count = 0;
 	for (int a = 0; a < c->owner_count; a++) {
 		for (int b = a; b < c->owner_count; b++) {
-			if (!(any[a] | any[b]) || !owners_meet(c, w, a, b))
+			if (!owners_meet(c, w, a, b))
 				continue;
 			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
 			                sim_bvh_orders(c->trees[b]), false};
