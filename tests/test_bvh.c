@@ -923,6 +923,95 @@ static void neighbour_filter_drops_only_neighbours(void)
 	}
 }
 
+/* Whether pair (a, b) is in the log (any order of the log, the pair as reported). */
+static bool log_has(const pair_log *l, int a, int b)
+{
+	for (int k = 0; k < l->count; k++)
+		if (l->pairs[2 * k] == a && l->pairs[2 * k + 1] == b)
+			return true;
+	return false;
+}
+
+/* The marked traversal reports exactly the full traversal's pairs with a marked triangle
+ * (each once), in one tree and between two, for marks from none to all; and
+ * sim_bvh_orders is the order a query reports triangles in. */
+static void marked_pairs_are_the_marked_subset(void)
+{
+	const float margin = 0.002f;
+	const int rates[] = {0, 3, 20, 100}; /* percent marked */
+	for (uint64_t seed = 1; seed <= 2; seed++) {
+		soup s = grid_soup(24, seed * 7919);
+		REQUIRE(s.tris);
+		int half = s.nt / 2;
+		sim_box *boxes = malloc(sizeof(sim_box) * (size_t)s.nt);
+		unsigned char *mark = malloc((size_t)s.nt);
+		REQUIRE(boxes && mark);
+		for (int t = 0; t < s.nt; t++)
+			tri_box(&s, t, 0.0f, boxes[t].lo, boxes[t].hi);
+		sim_bvh *p = sim_bvh_create(), *q = sim_bvh_create();
+		REQUIRE(p && q);
+		CHECK(sim_bvh_update_boxes(p, boxes, s.tris, half, margin));
+		CHECK(sim_bvh_update_boxes(q, boxes + half, s.tris + 3 * half, s.nt - half, margin));
+		for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+			int marked = 0;
+			for (int t = 0; t < s.nt; t++)
+				marked += mark[t] = rng_below(100) < rates[r];
+			CHECK(sim_bvh_mark(p, mark) == (rates[r] > 0 && memchr(mark, 1, (size_t)half) != NULL));
+			sim_bvh_mark(q, mark + half);
+			/* one tree, then two */
+			for (int two = 0; two < 2; two++) {
+				const unsigned char *mq = two ? mark + half : mark;
+				pair_log all = {0}, got = {0};
+				if (two) {
+					sim_bvh_pairs(p, q, log_pair, &all);
+					sim_bvh_marked_pairs(p, q, log_pair, &got);
+				} else {
+					sim_bvh_self_pairs(p, log_pair, &all);
+					sim_bvh_marked_pairs(p, p, log_pair, &got);
+				}
+				int want = 0;
+				for (int k = 0; k < all.count; k++) {
+					int a = all.pairs[2 * k], b = all.pairs[2 * k + 1];
+					if (mark[a] || mq[b]) {
+						want++;
+						CHECK(log_has(&got, a, b));
+					}
+				}
+				CHECK_MSG(got.count == want && !got.overflow, "%d reported, %d wanted (of %d, %d marked)", got.count,
+				          want, all.count, marked);
+				if (rates[r] == 100)
+					CHECK(want == all.count && want > 0);
+				log_free(&all), log_free(&got);
+			}
+		}
+		/* a query reports in the order sim_bvh_orders gives, a permutation */
+		const int *order = sim_bvh_orders(p);
+		REQUIRE(order);
+		unsigned char *seen = calloc((size_t)half, 1);
+		REQUIRE(seen);
+		for (int t = 0; t < half; t++)
+			if (order[t] >= 0 && order[t] < half)
+				seen[order[t]]++;
+		int once = 0;
+		for (int t = 0; t < half; t++)
+			once += seen[t] == 1;
+		CHECK(once == half);
+		free(seen);
+		for (int t = 0; t < half; t += 7) {
+			pair_log hits = {0};
+			query_log ql = {&hits, t};
+			sim_bvh_query(p, &boxes[t], NULL, margin, log_hit, &ql);
+			CHECK(hits.count > 0);
+			for (int k = 1; k < hits.count; k++)
+				CHECK(order[hits.pairs[2 * k - 1]] < order[hits.pairs[2 * k + 1]]);
+			log_free(&hits);
+		}
+		free(boxes), free(mark);
+		sim_bvh_destroy(p), sim_bvh_destroy(q);
+		soup_free(&s);
+	}
+}
+
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
 	TEST(box_queries_match_brute_force),
@@ -939,6 +1028,7 @@ static const test_case tests[] = {
 	TEST(two_triangles),
 	TEST(vertices_inside_obstacles),
 	TEST(neighbour_filter_drops_only_neighbours),
+	TEST(marked_pairs_are_the_marked_subset),
 };
 
 TEST_MAIN(tests)

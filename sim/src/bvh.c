@@ -46,6 +46,12 @@
  * box and never rebuilds (it cannot get worse); one whose internal area was 0 at build
  * time (every triangle at one point) rebuilds at any growth.
  *
+ * Marked pairs.  For the pipeline's in-place refresh, a few triangles are marked and
+ * the traversal reports only the pairs with a marked one: a mark per leaf lane and per
+ * node (its subtree holds a marked triangle, set bottom-up) lets it skip every node pair
+ * of two unmarked subtrees, so the upper levels are walked once for all marked triangles
+ * instead of once per triangle, as a query each would.
+ *
  * Traversal.  A node pair of one tree with itself splits into both children with
  * themselves and the two children with each other, so every unordered triangle pair
  * is reached exactly once, under the node where the two part.  Pairs of distinct
@@ -127,6 +133,9 @@ struct sim_bvh {
 	bvh_item *items;   /* build scratch: the triangles with their keys */
 	double build_area; /* summed internal half-areas right after the last build */
 	int builds;
+	int *order;        /* capacity: each triangle's rank in leaf order (the order of a query's reports) */
+	unsigned char *node_mark; /* capacity: the subtree holds a marked triangle (sim_bvh_mark) */
+	unsigned char *leaf_mark; /* capacity / 2 + 1: the leaf's marked lanes, a bit each */
 	bool verts;        /* the leaves hold their triangles' vertices: pairs sharing one are left out */
 };
 
@@ -146,6 +155,9 @@ void sim_bvh_destroy(sim_bvh *b)
 	free(b->link);
 	free(b->leaves);
 	free(b->items);
+	free(b->order);
+	free(b->node_mark);
+	free(b->leaf_mark);
 	free(b);
 }
 
@@ -177,6 +189,18 @@ static bool reserve(sim_bvh *b, int count)
 	if (!items)
 		return false;
 	b->items = items;
+	int *order = realloc(b->order, n * sizeof *order);
+	if (!order)
+		return false;
+	b->order = order;
+	unsigned char *node_mark = realloc(b->node_mark, n);
+	if (!node_mark)
+		return false;
+	b->node_mark = node_mark;
+	unsigned char *leaf_mark = realloc(b->leaf_mark, n / 2 + 1);
+	if (!leaf_mark)
+		return false;
+	b->leaf_mark = leaf_mark;
 	b->capacity = count;
 	return true;
 }
@@ -423,6 +447,12 @@ static void build(sim_bvh *b, const bvh_src *s, int count, float margin)
 		assert(height <= BVH_MAX_HEIGHT);
 		(void)height;
 	}
+	/* leaves are numbered in pre-order, left first: the order a query visits them */
+	for (int l = 0, rank = 0; l < b->leaf_count; l++)
+		for (int k = 0; k < b->leaves[l].count; k++)
+			b->order[b->leaves[l].tri[k]] = rank++;
+	memset(b->node_mark, 0, (size_t)b->node_count);
+	memset(b->leaf_mark, 0, (size_t)b->leaf_count);
 	fit_leaves(b, s, margin);
 	b->build_area = fit_nodes(b);
 	b->builds++;
@@ -849,6 +879,112 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, flo
 		if (overlap(&b->node_box[i + 1], &q)) {
 			assert(top < BVH_MAX_HEIGHT + 2);
 			stack[top++] = i + 1;
+		}
+	}
+}
+
+/* ---- traversal of the marked triangles' pairs (in-place refresh) ------------------------------ */
+
+const int *sim_bvh_orders(const sim_bvh *b)
+{
+	return b->order;
+}
+
+bool sim_bvh_mark(sim_bvh *b, const unsigned char *marked)
+{
+	if (b->node_count == 0)
+		return false;
+	for (int l = 0; l < b->leaf_count; l++) {
+		const bvh_leaf *leaf = &b->leaves[l];
+		unsigned m = 0;
+		for (int k = 0; k < 4; k++)
+			m |= (unsigned)(k < leaf->count && marked[leaf->tri[k]]) << k;
+		b->leaf_mark[l] = (unsigned char)m;
+		b->node_mark[leaf->node] = m != 0;
+	}
+	/* children come after their parents: one backward sweep */
+	for (int i = b->node_count - 1; i >= 0; i--)
+		if (!b->link[i].leaf)
+			b->node_mark[i] = b->node_mark[i + 1] | b->node_mark[b->link[i].index];
+	return b->node_mark[0] != 0;
+}
+
+/* Lane pairs (bit 4 i + k) of which at least one side is marked. */
+static inline unsigned marked_lanes(unsigned ma, unsigned mb)
+{
+	unsigned m = 0;
+	for (int i = 0; i < 4; i++)
+		m |= ((ma >> i) & 1u ? 0xfu : mb) << (4 * i);
+	return m;
+}
+
+static inline void push_marked(bvh_walk *s, const sim_bvh *p, int i, const sim_bvh *q, int j)
+{
+	if ((p->node_mark[i] | q->node_mark[j]) && overlap(&p->node_box[i], &q->node_box[j]))
+		push(s, i, j);
+}
+
+void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)
+{
+	const bool self = p == q, verts = p->verts && q->verts;
+	if (p->node_count == 0 || q->node_count == 0)
+		return;
+	bvh_walk s;
+	s.top = 0;
+	if (self) {
+		if (p->node_mark[0])
+			push(&s, 0, 0);
+	} else {
+		push_marked(&s, p, 0, q, 0);
+	}
+	/* the plain traversals' walk, with every node pair of two unmarked subtrees left out
+	 * (the stack bound holds: only fewer entries are pushed) */
+	while (s.top > 0) {
+		s.top--;
+		int i = s.pair[s.top][0], j = s.pair[s.top][1];
+		bvh_link ni = p->link[i], nj = q->link[j];
+		if (self && i == j) {
+			if (ni.leaf) {
+				const bvh_leaf *a = &p->leaves[ni.index];
+				unsigned ma = p->leaf_mark[ni.index], m = 0;
+				for (int x = 0; x + 1 < a->count; x++) {
+					unsigned r = lane_overlaps(a, x, a) & (0xeu << x) & 0xfu;
+					if (verts)
+						r &= ~lane_shares(a, x, a);
+					m |= r << (4 * x);
+				}
+				report_mask(m & marked_lanes(ma, ma), a, a, true, fn, user);
+				continue;
+			}
+			int l = i + 1, r = ni.index;
+			push_marked(&s, p, l, p, r);
+			if (p->node_mark[r])
+				push(&s, r, r);
+			if (p->node_mark[l])
+				push(&s, l, l);
+			continue;
+		}
+		if (ni.leaf && nj.leaf) {
+			const bvh_leaf *a = &p->leaves[ni.index], *b = &q->leaves[nj.index];
+			unsigned m = 0;
+			for (int x = 0; x < a->count; x++) {
+				unsigned r = lane_overlaps(a, x, b);
+				if (verts)
+					r &= ~lane_shares(a, x, b);
+				m |= r << (4 * x);
+			}
+			report_mask(m & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b, self, fn, user);
+		} else if (nj.leaf) {
+			push_marked(&s, p, ni.index, q, j);
+			push_marked(&s, p, i + 1, q, j);
+		} else if (ni.leaf) {
+			push_marked(&s, p, i, q, nj.index);
+			push_marked(&s, p, i, q, j + 1);
+		} else {
+			push_marked(&s, p, ni.index, q, nj.index);
+			push_marked(&s, p, ni.index, q, j + 1);
+			push_marked(&s, p, i + 1, q, nj.index);
+			push_marked(&s, p, i + 1, q, j + 1);
 		}
 	}
 }

@@ -214,6 +214,7 @@ struct sim_collide {
 	block_out *blocks;
 	int block_capacity;
 	darray jobs, job_scratch, job_trees;
+	darray hits, hits_sorted, hit_start; /* the in-place refresh's triangle pairs (dirty_pairs) */
 	darray pre; /* CCD pre-pass: 1 per candidate (vertex-face, then edge-edge) it found a hit */
 	/* The serial sweep's view of the triangles and edges (triangle t, then edge e as
 	 * nt + e): the largest stamp of each one's vertices, and at least their largest
@@ -302,6 +303,9 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->jobs.data);
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
+	free(c->hits.data);
+	free(c->hits_sorted.data);
+	free(c->hit_start.data);
 	free(c->pre.data);
 	free(c->prim_stamp.data);
 	free(c->prim_disp.data);
@@ -779,8 +783,6 @@ typedef struct broad_ctx {
 	sim_collide *c;
 	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
-	int tri;              /* a query: the triangle asking, and its owner */
-	int owner;
 	bool failed;
 } broad_ctx;
 
@@ -1268,7 +1270,7 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[k];
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
-		                c->owner_first_tri[b], -1, -1, false};
+		                c->owner_first_tri[b], false};
 		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
 		out->failed |= bc.failed;
 	}
@@ -1288,8 +1290,6 @@ static bool merge_candidates(sim_collide *c, int blocks)
 /* Jobs per pair of trees when the traversal runs in parallel: enough that two to four
  * workers share the uneven work evenly. */
 #define BROAD_JOBS 64
-/* Dirty triangles per block of an in-place refresh. */
-#define QUERY_BLOCK 32
 
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
@@ -1392,64 +1392,129 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	return true;
 }
 
-/* The in-place refresh's queries: block k asks for the dirty triangles list[QUERY_BLOCK k]
- * on, each against every tree it meets. */
-typedef struct query_task {
+/* The in-place refresh's triangle pairs.  Each tree's dirty triangles are marked and one
+ * traversal per pair of trees that meet reports every overlapping pair with a dirty
+ * triangle (sim_bvh_marked_pairs): the pairs one query per dirty triangle would find,
+ * without walking down from the root once per triangle.  They are then put in the order
+ * those queries would have reported them in (the dirty triangles in index order, each
+ * with the trees in owner order and every tree's triangles in its query order), so that
+ * the candidates, their order and everything after are as they were. */
+typedef struct dirty_hit {
+	int from; /* the dirty triangle whose query reports the pair (the lower one if both are) */
+	int slot; /* the other's place in the queries' order: its owner's first triangle + its rank */
+	int a, b; /* the pair, lower owner (within one tree: lower index) first */
+} dirty_hit;
+
+typedef struct marked_ctx {
 	sim_collide *c;
-	const sim_world *w;
-	const int *list;
-	int count;
+	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
+	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
+	bool failed;
+} marked_ctx;
+
+static void on_marked_pair(void *user, int ta, int tb)
+{
+	marked_ctx *m = user;
+	sim_collide *c = m->c;
+	int x = ta + m->first_a, y = tb + m->first_b;
+	if (c->hits.count == c->hits.capacity && !reserve(&c->hits, sizeof(dirty_hit), c->hits.count + 1)) {
+		m->failed = true;
+		return;
+	}
+	/* x's query reports the pair unless only y is dirty (a pair of two dirty triangles is
+	 * kept from the lower owner, within one tree from the lower index: x) */
+	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
+	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
+	((dirty_hit *)c->hits.data)[c->hits.count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+}
+
+/* Sorts the hits by (from, slot), a counting sort on `from` and an insertion sort within
+ * each triangle's few; the result is in hits_sorted. */
+static bool sort_hits(sim_collide *c, int nt)
+{
+	int n = c->hits.count;
+	if (!reserve(&c->hit_start, sizeof(int), nt + 1) || !reserve(&c->hits_sorted, sizeof(dirty_hit), n))
+		return false;
+	int *start = c->hit_start.data;
+	const dirty_hit *in = c->hits.data;
+	dirty_hit *out = c->hits_sorted.data;
+	memset(start, 0, sizeof(int) * ((size_t)nt + 1));
+	for (int q = 0; q < n; q++)
+		start[in[q].from + 1]++;
+	for (int t = 0; t < nt; t++)
+		start[t + 1] += start[t];
+	for (int q = 0; q < n; q++)
+		out[start[in[q].from]++] = in[q];
+	/* start[t] is now the end of t's run */
+	for (int t = 0, first = 0; t < nt; first = start[t++]) {
+		for (int i = first + 1; i < start[t]; i++) {
+			dirty_hit h = out[i];
+			int j = i;
+			for (; j > first && out[j - 1].slot > h.slot; j--)
+				out[j] = out[j - 1];
+			out[j] = h;
+		}
+	}
+	c->hits_sorted.count = n;
+	return true;
+}
+
+/* Sorted hits per block when they are expanded in parallel. */
+#define HIT_BLOCK 256
+
+typedef struct expand_task {
+	sim_collide *c;
 	bool direct; /* inline: straight into c->vf and c->ee */
-} query_task;
+} expand_task;
 
-static void on_query_hit(void *user, int t);
-
-static void query_range(int start, int end, int worker, void *ctx)
+static void expand_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
-	query_task *q = ctx;
-	sim_collide *c = q->c;
-	const int *towner = c->tri_owner.data, *tri = c->tris.data;
-	const fbox *tb = c->tri_box.data;
+	expand_task *t = ctx;
+	sim_collide *c = t->c;
+	const dirty_hit *h = c->hits_sorted.data;
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
-		broad_ctx bc = {c, q->direct ? &c->vf : &out->vf, q->direct ? &c->ee : &out->ee, 0, 0, -1, -1, false};
-		int last = (blk + 1) * QUERY_BLOCK < q->count ? (blk + 1) * QUERY_BLOCK : q->count;
-		for (int k = blk * QUERY_BLOCK; k < last; k++) {
-			int t = q->list[k], o = towner[t];
-			bc.tri = t;
-			for (int b = 0; b < c->owner_count; b++) {
-				if (!owners_meet(c, q->w, o < b ? o : b, o < b ? b : o))
-					continue;
-				bc.owner = b;
-				sim_bvh_query(c->trees[b], &tb[t], tri + 3 * (size_t)t, (float)CCD_GAP, on_query_hit, &bc);
-			}
-		}
-		out->failed |= bc.failed;
+		darray *vf = t->direct ? &c->vf : &out->vf, *ee = t->direct ? &c->ee : &out->ee;
+		int last = (blk + 1) * HIT_BLOCK < c->hits_sorted.count ? (blk + 1) * HIT_BLOCK : c->hits_sorted.count;
+		for (int k = blk * HIT_BLOCK; k < last; k++)
+			if (!triangle_pair(c, vf, ee, h[k].a, h[k].b))
+				out->failed = true;
 	}
 }
 
-/* A query's report: triangle t of tree `ctx->owner`, overlapping the dirty triangle
- * ctx->tri.  A pair of two dirty triangles is reported from both, and kept once: from
- * the lower owner, or within one tree from the lower index. */
-static void on_query_hit(void *user, int t)
+/* The refresh's new triangle pairs, expanded into the candidate lists in the queries'
+ * order; false when out of memory. */
+static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
-	broad_ctx *ctx = user;
-	sim_collide *c = ctx->c;
-	int me = ctx->tri, other = t + c->owner_first_tri[ctx->owner];
-	int mine = ((const int *)c->tri_owner.data)[me];
-	bool other_dirty = ((const unsigned char *)c->tri_dirty.data)[other];
-	bool ok = true;
-	if (mine == ctx->owner) {
-		if (other != me && (!other_dirty || me < other))
-			ok = triangle_pair(c, ctx->vf, ctx->ee, me < other ? me : other, me < other ? other : me);
-	} else if (mine < ctx->owner) {
-		ok = triangle_pair(c, ctx->vf, ctx->ee, me, other);
-	} else if (!other_dirty) {
-		ok = triangle_pair(c, ctx->vf, ctx->ee, other, me);
+	const unsigned char *dirty = c->tri_dirty.data;
+	/* a tree pair with no dirty triangle returns at its roots' marks */
+	for (int o = 0; o < c->owner_count; o++)
+		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
+	c->hits.count = 0;
+	for (int a = 0; a < c->owner_count; a++) {
+		for (int b = a; b < c->owner_count; b++) {
+			if (!owners_meet(c, w, a, b))
+				continue;
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+			                sim_bvh_orders(c->trees[b]), false};
+			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
+			if (m.failed)
+				return false;
+		}
 	}
-	if (!ok)
-		ctx->failed = true;
+	if (!sort_hits(c, c->tris.count))
+		return false;
+	bool par = parallel(w);
+	int nblocks = (c->hits_sorted.count + HIT_BLOCK - 1) / HIT_BLOCK;
+	if (!reserve_blocks(c, nblocks))
+		return false;
+	expand_task task = {c, !par};
+	sim_parallel_for(w, expand_range, nblocks, 1, &task);
+	bool ok = true;
+	for (int k = 0; k < nblocks; k++)
+		ok &= !c->blocks[k].failed;
+	return ok && (!par || merge_candidates(c, nblocks));
 }
 
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
@@ -1485,7 +1550,8 @@ static void drop_dirty(sim_collide *c)
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
- * each such triangle is queried against the trees it meets.  The result is the set a
+ * the trees' pairs with a dirty triangle are found again (dirty_pairs), in the order of
+ * one query per dirty triangle against the trees it meets.  The result is the set a
  * full traversal over the same boxes would give (in another order).  When many
  * triangles change, or there are no candidates yet, the full broad phase runs instead.
  * start_margin: as for mark_escaped. */
@@ -1547,16 +1613,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	drop_dirty(c);
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
-	bool par = parallel(w);
-	int nblocks = (nd + QUERY_BLOCK - 1) / QUERY_BLOCK;
-	if (!reserve_blocks(c, nblocks))
-		return false;
-	query_task task = {c, w, list, nd, !par};
-	sim_parallel_for(w, query_range, nblocks, 1, &task);
-	bool ok = true;
-	for (int k = 0; k < nblocks; k++)
-		ok &= !c->blocks[k].failed;
-	ok = ok && (!par || merge_candidates(c, nblocks));
+	bool ok = dirty_pairs(c, w);
 	ok = ok && (!w->def.self_collisions || adjacent_candidates(c, w, list, nd));
 	if (nt > 0)
 		memset(dirty, 0, (size_t)nt);

@@ -326,6 +326,16 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 typedef void (*sim_bvh_hit_fn)(void *user, int t);
 void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, float margin, sim_bvh_hit_fn fn,
                    void *user);
+/* The in-place refresh's traversal.  sim_bvh_mark flags the triangles t with marked[t]
+ * (until the next call; a rebuild clears the flags) and returns whether any is;
+ * sim_bvh_marked_pairs reports the pairs of sim_bvh_self_pairs (q == p) or sim_bvh_pairs
+ * with at least one marked triangle, exactly those, in an order of its own, skipping
+ * the node pairs of two unmarked subtrees.  sim_bvh_orders gives each triangle's rank
+ * in the order sim_bvh_query reports the triangles in (fixed from one build to the next;
+ * NULL before the first). */
+bool sim_bvh_mark(sim_bvh *bvh, const unsigned char *marked);
+void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+const int *sim_bvh_orders(const sim_bvh *bvh);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
 /* The tree's node boxes with depth (root 0; a leaf's triangle boxes one below it) in
