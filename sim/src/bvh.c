@@ -533,18 +533,16 @@ static inline unsigned lane_overlaps(const bvh_leaf *a, int i, const bvh_leaf *b
 #endif
 }
 
-/* Bit k set when lane i of leaf a and lane k of leaf b share a vertex (both leaves must
- * hold their vertices; unused lanes hold -1 and may match each other, which their
- * overlap bits, always clear, make harmless). */
-static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
+/* Bit k set when lane k of the leaf has one of the three vertices v. */
+static inline unsigned vert_lanes(const int *v, const bvh_leaf *leaf)
 {
 #if BVH_SSE
-	__m128i b0 = _mm_loadu_si128((const __m128i *)b->vert[0]), b1 = _mm_loadu_si128((const __m128i *)b->vert[1]);
-	__m128i b2 = _mm_loadu_si128((const __m128i *)b->vert[2]), eq = _mm_setzero_si128();
+	__m128i l0 = _mm_loadu_si128((const __m128i *)leaf->vert[0]), l1 = _mm_loadu_si128((const __m128i *)leaf->vert[1]);
+	__m128i l2 = _mm_loadu_si128((const __m128i *)leaf->vert[2]), eq = _mm_setzero_si128();
 	for (int c = 0; c < 3; c++) {
-		__m128i v = _mm_set1_epi32(a->vert[c][i]);
-		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(v, b0), _mm_or_si128(_mm_cmpeq_epi32(v, b1),
-		                                                                        _mm_cmpeq_epi32(v, b2))));
+		__m128i x = _mm_set1_epi32(v[c]);
+		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(x, l0), _mm_or_si128(_mm_cmpeq_epi32(x, l1),
+		                                                                        _mm_cmpeq_epi32(x, l2))));
 	}
 	return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(eq));
 #else
@@ -553,11 +551,20 @@ static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
 		int r = 0;
 		for (int c = 0; c < 3; c++)
 			for (int d = 0; d < 3; d++)
-				r |= a->vert[c][i] == b->vert[d][k];
+				r |= v[c] == leaf->vert[d][k];
 		m |= (unsigned)r << k;
 	}
 	return m;
 #endif
+}
+
+/* Bit k set when lane i of leaf a and lane k of leaf b share a vertex (both leaves must
+ * hold their vertices; unused lanes hold -1 and may match each other, which their
+ * overlap bits, always clear, make harmless). */
+static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
+{
+	const int v[3] = {a->vert[0][i], a->vert[1][i], a->vert[2][i]};
+	return vert_lanes(v, b);
 }
 
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
@@ -813,31 +820,6 @@ static inline unsigned box_lanes(const bvh_box *q, const bvh_leaf *leaf)
 		int r = 1;
 		for (int c = 0; c < 3; c++)
 			r &= (q->lo[c] <= leaf->hi[c][k]) & (leaf->lo[c][k] <= q->hi[c]);
-		m |= (unsigned)r << k;
-	}
-	return m;
-#endif
-}
-
-/* Bit k set when lane k of the leaf has one of the three vertices v. */
-static inline unsigned vert_lanes(const int *v, const bvh_leaf *leaf)
-{
-#if BVH_SSE
-	__m128i l0 = _mm_loadu_si128((const __m128i *)leaf->vert[0]), l1 = _mm_loadu_si128((const __m128i *)leaf->vert[1]);
-	__m128i l2 = _mm_loadu_si128((const __m128i *)leaf->vert[2]), eq = _mm_setzero_si128();
-	for (int c = 0; c < 3; c++) {
-		__m128i x = _mm_set1_epi32(v[c]);
-		eq = _mm_or_si128(eq, _mm_or_si128(_mm_cmpeq_epi32(x, l0), _mm_or_si128(_mm_cmpeq_epi32(x, l1),
-		                                                                        _mm_cmpeq_epi32(x, l2))));
-	}
-	return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(eq));
-#else
-	unsigned m = 0;
-	for (int k = 0; k < 4; k++) {
-		int r = 0;
-		for (int c = 0; c < 3; c++)
-			for (int d = 0; d < 3; d++)
-				r |= v[c] == leaf->vert[d][k];
 		m |= (unsigned)r << k;
 	}
 	return m;
