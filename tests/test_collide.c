@@ -6,6 +6,7 @@
 #include "sim/sim.h"
 
 #include <cglm/quat.h>
+#include <math.h>
 
 
 static sim_world *zero_g_world(void)
@@ -93,6 +94,50 @@ static void test_fast_sphere_does_not_tunnel(void)
 	          (double)sim_world_positions(w)[mid][1], (double)p[1]);
 	sim_world_destroy(&w);
 }
+
+/* A vertex whose straight path over a step cuts through a small cap of an obstacle at
+ * rest, a ball or a capsule's side (1 mm deep, 3.2 cm long, in a 30 cm step that starts
+ * and ends well outside): its path is turned off the obstacle, not let through.  The cap
+ * lies between two of the coarse samples a search along the path might take (every 1/8
+ * of the step). */
+static void vertex_grazing_is_turned(sim_shape shape)
+{
+	sim_world *w = zero_g_world();
+	REQUIRE(w);
+	sim_obstacle_def ob = sim_obstacle_def_default(shape);
+	ob.radius = 0.05f;
+	ob.half_height = 0.1f; /* a capsule's axis runs along y, across the path */
+	REQUIRE(sim_world_add_obstacle(w, &ob) == 0);
+	const float x0 = -0.2062f; /* samples at t = 5/8 and 6/8 fall at x = -1.9 and +1.9 cm */
+	const float p[9] = {x0, 0.0f, 0.049f, x0, 0.0f, 0.09f, x0, 0.02f, 0.09f};
+	const float vel[3] = {300.0f, 0.0f, 0.0f};
+	REQUIRE(add_triangle(w, "dart", p, vel) == 0);
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	/* the closest approach of vertex 0's straight path from start to end to the centre
+	 * (the path stays in y = 0, where the capsule's axis crosses it too) */
+	const float *a = p, *b = sim_world_positions(w)[0];
+	double d[3], ad = 0.0, dd = 0.0;
+	for (int k = 0; k < 3; k++) {
+		d[k] = (double)b[k] - (double)a[k];
+		ad += (double)a[k] * d[k];
+		dd += d[k] * d[k];
+	}
+	double t = dd > 0.0 ? -ad / dd : 0.0, closest = 0.0;
+	t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
+	for (int k = 0; k < 3; k++)
+		closest += ((double)a[k] + t * d[k]) * ((double)a[k] + t * d[k]);
+	closest = sqrt(closest);
+	CHECK_MSG(closest >= 0.05, "%s: vertex 0 went from (%g, %g) to (%g, %g), %g m from the centre on the way",
+	          sim_world_obstacle(w, 0)->name, (double)a[0], (double)a[2], (double)b[0], (double)b[2], closest);
+	/* the two vertices that pass 4 cm beside it fly on (0.3 m) */
+	for (int i = 1; i < 3; i++)
+		CHECK_NEAR(sim_world_positions(w)[i][0], x0 + 0.3, 1e-3);
+	sim_world_destroy(&w);
+}
+
+static void test_vertex_grazing_ball_is_turned(void) { vertex_grazing_is_turned(SIM_SHAPE_SPHERE); }
+
+static void test_vertex_grazing_capsule_is_turned(void) { vertex_grazing_is_turned(SIM_SHAPE_CAPSULE); }
 
 /* A sheet dropped flat on the floor comes to rest at its half thickness above it
  * (the separation the contacts keep), with no vertex inside. */
@@ -202,6 +247,8 @@ static void test_check_counts(void)
 static const test_case tests[] = {
 	TEST(test_fast_vertex_does_not_tunnel),
 	TEST(test_fast_sphere_does_not_tunnel),
+	TEST(test_vertex_grazing_ball_is_turned),
+	TEST(test_vertex_grazing_capsule_is_turned),
 	TEST(test_rests_at_thickness),
 	TEST(test_friction),
 	TEST(test_kinematic_vertices_unmoved),

@@ -10,9 +10,11 @@
  *      the impulses of one sweep are averaged per vertex (Jacobi), so the order of the
  *      pairs does not matter; contacts with a side that cannot move (an obstacle,
  *      pinned cloth) are applied in a second such sweep, on the result of the first;
- *   2. obstacles with an exact distance (plane, sphere, capsule): every cloth vertex is
- *      kept outside them along its whole path (the distance to a convex set is convex
- *      along a line, so its minimum over the step is found by a few bisections);
+ *   2. obstacles with an exact distance (sphere, capsule): every cloth vertex is kept
+ *      outside them along its whole path: the first time the path comes within the
+ *      separation is a quadratic's root for a sphere at rest; otherwise a search for the
+ *      path's closest approach (golden section: the distance to a convex set is convex
+ *      along a line; coarse samples for a moving obstacle), then a bisection;
  *   3. collisions (continuous detection): every pair that comes within CCD_GAP during
  *      the step, approaching, gets an inelastic impulse that stops the approach;
  *      impulses are applied at once (Gauss-Seidel) and the detection repeats, up to
@@ -2951,6 +2953,43 @@ static float distance_when(const obstacle_motion *om, float t, const vec3 p, vec
 	return distance_at(om, pp, qt, p, out_normal);
 }
 
+/* For a sphere that stands still, the earliest t in [0, 1] at which the path a -> b
+ * comes within sep of its surface, in closed form (the root of a quadratic: the
+ * bisection below asks for 24 or more distances, one after the other, and on a cloth
+ * resting on a ball that is most of the contact search).  Returns false when it cannot
+ * tell (another shape, a moving sphere, or rounding that disagrees with the distances
+ * found at the ends: the bisection decides then); *t = -1 when the path stays out. */
+static bool sphere_entry(const obstacle_motion *om, const vec3 a, const vec3 b, float sep, bool ends_below, float *t)
+{
+	if (!om->still || om->ob->def.shape != SIM_SHAPE_SPHERE)
+		return false;
+	double p[3], d[3], R = (double)om->ob->def.radius + (double)sep;
+	for (int k = 0; k < 3; k++) {
+		p[k] = (double)a[k] - (double)om->p0[k];
+		d[k] = (double)b[k] - (double)a[k];
+	}
+	/* |p + t d|^2 = R^2: A t^2 + 2 B t + C = 0, C > 0 outside at the start */
+	double A = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], B = p[0] * d[0] + p[1] * d[1] + p[2] * d[2];
+	double C = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] - R * R, disc = B * B - A * C;
+	if (!(C > 0.0) || !(A > 0.0))
+		return false;
+	if (B >= 0.0 || disc < 0.0) { /* moving away, or passing by */
+		if (ends_below)
+			return false;
+		*t = -1.0f;
+		return true;
+	}
+	double root = C / (-B + sqrt(disc)); /* the smaller root, without cancellation */
+	if (root > 1.0) {
+		if (ends_below)
+			return false;
+		*t = -1.0f;
+		return true;
+	}
+	*t = (float)root;
+	return true;
+}
+
 static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 {
 	const sim_obstacle *ob = om->ob;
@@ -2975,10 +3014,49 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 	if (d0 < sep) {
 		t_hit = 0.0f;
 		glm_vec3_copy(n0, n);
+	} else if (sphere_entry(om, a, b, sep, d1 < sep, &t_hit)) {
+		if (t_hit < 0.0f)
+			return 0;
+		vec3 pt;
+		for (int j = 0; j < 3; j++)
+			pt[j] = a[j] + t_hit * (b[j] - a[j]);
+		distance_when(om, t_hit, pt, n);
 	} else {
 		float lo = 0.0f, hi = 1.0f;
 		bool below = d1 < sep;
-		if (!below) { /* a minimum below sep inside the step? coarse samples */
+		if (!below && om->still && om->ob->def.shape == SIM_SHAPE_CAPSULE) {
+			/* convex along the path (the distance to a convex set): its minimum by golden
+			 * section, and the path dips below sep inside the step exactly when it does */
+			const float g = 0.381966f;
+			float l = 0.0f, r = 1.0f, m1 = g, m2 = 1.0f - g;
+			vec3 pt;
+			for (int j = 0; j < 3; j++)
+				pt[j] = a[j] + m1 * (b[j] - a[j]);
+			float f1 = distance_when(om, m1, pt, n1);
+			for (int j = 0; j < 3; j++)
+				pt[j] = a[j] + m2 * (b[j] - a[j]);
+			float f2 = distance_when(om, m2, pt, n1);
+			for (int it = 0; it < 40 && f1 >= sep && f2 >= sep; it++) {
+				if (f1 < f2) {
+					r = m2, m2 = m1, f2 = f1, m1 = l + g * (r - l);
+					for (int j = 0; j < 3; j++)
+						pt[j] = a[j] + m1 * (b[j] - a[j]);
+					f1 = distance_when(om, m1, pt, n1);
+				} else {
+					l = m1, m1 = m2, f1 = f2, m2 = r - g * (r - l);
+					for (int j = 0; j < 3; j++)
+						pt[j] = a[j] + m2 * (b[j] - a[j]);
+					f2 = distance_when(om, m2, pt, n1);
+				}
+			}
+			if (f1 < sep || f2 < sep) {
+				below = true;
+				hi = f1 < sep ? m1 : m2;
+			} else {
+				return 0;
+			}
+		}
+		if (!below) { /* a moving obstacle: coarse samples */
 			for (int sample = 1; sample < 8 && !below; sample++) {
 				float t = (float)sample / 8.0f;
 				vec3 pt, nn;
