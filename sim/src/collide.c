@@ -12,7 +12,7 @@
  *      pinned cloth) are applied in a second such sweep, on the result of the first;
  *   2. obstacles with an exact distance (sphere, capsule): every cloth vertex is kept
  *      outside them along its whole path: the first time the path comes within the
- *      separation is a quadratic's root for a sphere at rest; otherwise a search for the
+ *      separation is a quadratic's root for a sphere; otherwise a search for the
  *      path's closest approach (golden section: the distance to a convex set is convex
  *      along a line; coarse samples for a moving obstacle), then a bisection;
  *   3. collisions (continuous detection): every pair that comes within CCD_GAP during
@@ -2953,20 +2953,22 @@ static float distance_when(const obstacle_motion *om, float t, const vec3 p, vec
 	return distance_at(om, pp, qt, p, out_normal);
 }
 
-/* For a sphere that stands still, the earliest t in [0, 1] at which the path a -> b
- * comes within sep of its surface, in closed form (the root of a quadratic: the
- * bisection below asks for 24 or more distances, one after the other, and on a cloth
- * resting on a ball that is most of the contact search).  Returns false when it cannot
- * tell (another shape, a moving sphere, or rounding that disagrees with the distances
- * found at the ends: the bisection decides then); *t = -1 when the path stays out. */
+/* For a sphere, the earliest t in [0, 1] at which the path a -> b comes within sep of its
+ * surface, in closed form: its centre moves linearly over the substep (and its spin
+ * does not change its distances), so relative to the centre the path is a line and the
+ * time is the smaller root of a quadratic (the bisection below asks for 24 or more
+ * distances, one after the other, and on a cloth resting on a ball that was most of the
+ * contact search).  Returns false when it cannot tell (another shape, or rounding that
+ * disagrees with the distances found at the ends: the bisection decides then); *t = -1
+ * when the path stays out. */
 static bool sphere_entry(const obstacle_motion *om, const vec3 a, const vec3 b, float sep, bool ends_below, float *t)
 {
-	if (!om->still || om->ob->def.shape != SIM_SHAPE_SPHERE)
+	if (om->ob->def.shape != SIM_SHAPE_SPHERE)
 		return false;
 	double p[3], d[3], R = (double)om->ob->def.radius + (double)sep;
 	for (int k = 0; k < 3; k++) {
 		p[k] = (double)a[k] - (double)om->p0[k];
-		d[k] = (double)b[k] - (double)a[k];
+		d[k] = ((double)b[k] - (double)om->p1[k]) - p[k];
 	}
 	/* |p + t d|^2 = R^2: A t^2 + 2 B t + C = 0, C > 0 outside at the start */
 	double A = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], B = p[0] * d[0] + p[1] * d[1] + p[2] * d[2];
