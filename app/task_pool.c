@@ -3,12 +3,22 @@
  * caller as worker 0, the pool threads as 1 ... n - 1) takes the next range by an atomic
  * counter until none is left.  Which worker runs which range does not matter: sim's
  * results depend only on the items (docs/collisions.md, "Parallel work"). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "task_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* A thread that has finished its part of a loop, or the caller waiting for the others,
+ * first polls for this long before it sleeps: sim hands out loops back to back (the
+ * implicit solve one per CG iteration, 60 to 130 us of work each), and a sleeping
+ * thread takes tens of microseconds to wake.  It yields the core at every poll, so that
+ * on a machine with other work the poll costs that work nothing. */
+#define POLL_NS 50000
 
 struct task_pool {
 	int workers;
@@ -17,15 +27,15 @@ struct task_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* a loop was posted, or the pool is closing */
 	pthread_cond_t idle; /* a thread left the current loop */
-	bool closing;
-	unsigned generation; /* counts posted loops: a thread joins each one once */
+	atomic_bool closing;
+	atomic_uint generation; /* counts posted loops: a thread joins each one once */
 	/* the current loop */
 	sim_task_fn *task;
 	void *context;
 	int items, range, ranges;
 	atomic_int next;     /* the next range to take */
 	bool open;           /* threads may still join the current loop (under lock) */
-	int busy;            /* pool threads inside the current loop (under lock) */
+	atomic_int busy;     /* pool threads inside the current loop (changed under lock) */
 	bool active;
 };
 
@@ -41,6 +51,37 @@ static void run_ranges(task_pool *p, int worker)
 	}
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Polls (yielding) until done(p, arg) or POLL_NS have passed; returns done's last answer. */
+static bool poll_for(task_pool *p, bool (*done)(task_pool *, unsigned), unsigned arg)
+{
+	int64_t end = now_ns() + POLL_NS;
+	for (;;) {
+		if (done(p, arg))
+			return true;
+		if (now_ns() > end)
+			return false;
+		sched_yield();
+	}
+}
+
+static bool posted(task_pool *p, unsigned seen)
+{
+	return atomic_load(&p->closing) || atomic_load(&p->generation) != seen;
+}
+
+static bool all_out(task_pool *p, unsigned unused)
+{
+	(void)unused;
+	return atomic_load(&p->busy) == 0;
+}
+
 typedef struct thread_arg {
 	task_pool *pool;
 	int worker;
@@ -54,20 +95,25 @@ static void *thread_main(void *arg)
 	unsigned seen = 0;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->closing && p->generation == seen)
+		if (!posted(p, seen)) {
+			pthread_mutex_unlock(&p->lock);
+			poll_for(p, posted, seen);
+			pthread_mutex_lock(&p->lock);
+		}
+		while (!posted(p, seen))
 			pthread_cond_wait(&p->wake, &p->lock);
 		if (p->closing)
 			break;
-		seen = p->generation;
+		seen = atomic_load(&p->generation);
 		/* a thread that wakes after the caller has taken every range and closed the
 		 * loop stays out: it never reads a loop's fields outside of that loop */
 		if (!p->open)
 			continue;
-		p->busy++;
+		atomic_fetch_add(&p->busy, 1);
 		pthread_mutex_unlock(&p->lock);
 		run_ranges(p, a.worker);
 		pthread_mutex_lock(&p->lock);
-		if (--p->busy == 0)
+		if (atomic_fetch_sub(&p->busy, 1) == 1)
 			pthread_cond_signal(&p->idle);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -83,6 +129,9 @@ task_pool *task_pool_create(int workers)
 		return NULL;
 	p->workers = workers;
 	atomic_init(&p->next, 0);
+	atomic_init(&p->busy, 0);
+	atomic_init(&p->generation, 0u);
+	atomic_init(&p->closing, false);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	pthread_cond_init(&p->idle, NULL);
@@ -114,7 +163,7 @@ void task_pool_destroy(task_pool **pool)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->closing = true;
+	atomic_store(&p->closing, true);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->started; i++)
@@ -162,7 +211,7 @@ void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *
 	atomic_store(&p->next, 0);
 	p->active = true;
 	p->open = true;
-	p->generation++;
+	atomic_fetch_add(&p->generation, 1);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	return p;
@@ -179,7 +228,12 @@ void task_pool_finish(void *user_task, void *user_context)
 	 * loaded machine the caller may run every range itself). */
 	pthread_mutex_lock(&p->lock);
 	p->open = false;
-	while (p->busy > 0)
+	if (atomic_load(&p->busy) > 0) {
+		pthread_mutex_unlock(&p->lock);
+		poll_for(p, all_out, 0);
+		pthread_mutex_lock(&p->lock);
+	}
+	while (atomic_load(&p->busy) > 0)
 		pthread_cond_wait(&p->idle, &p->lock);
 	p->active = false;
 	pthread_mutex_unlock(&p->lock);
