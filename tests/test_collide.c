@@ -100,44 +100,60 @@ static void test_fast_sphere_does_not_tunnel(void)
  * and ends well outside): its path is turned off the obstacle, not let through.  The cap
  * lies between two of the coarse samples a search along the path might take (every 1/8
  * of the step). */
-static void vertex_grazing_is_turned(sim_shape shape)
+static void vertex_grazing_is_turned(sim_shape shape, float obstacle_speed)
 {
 	sim_world *w = zero_g_world();
 	REQUIRE(w);
 	sim_obstacle_def ob = sim_obstacle_def_default(shape);
 	ob.radius = 0.05f;
 	ob.half_height = 0.1f; /* a capsule's axis runs along y, across the path */
+	ob.velocity[1] = obstacle_speed; /* along its axis: the same cap for the vertex */
 	REQUIRE(sim_world_add_obstacle(w, &ob) == 0);
 	const float x0 = -0.2062f; /* samples at t = 5/8 and 6/8 fall at x = -1.9 and +1.9 cm */
 	const float p[9] = {x0, 0.0f, 0.049f, x0, 0.0f, 0.09f, x0, 0.02f, 0.09f};
 	const float vel[3] = {300.0f, 0.0f, 0.0f};
 	REQUIRE(add_triangle(w, "dart", p, vel) == 0);
 	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
-	/* the closest approach of vertex 0's straight path from start to end to the centre
-	 * (the path stays in y = 0, where the capsule's axis crosses it too) */
+	/* the closest approach of vertex 0's straight path from start to end to the centre,
+	 * relative to the centre (which moved 1e-3 obstacle_speed along y); for the capsule,
+	 * to its axis (the path stays well within its half height) */
 	const float *a = p, *b = sim_world_positions(w)[0];
+	double ra[3] = {a[0], a[1], a[2]}, rb[3] = {b[0], (double)b[1] - 1e-3 * obstacle_speed, b[2]};
+	if (shape == SIM_SHAPE_CAPSULE)
+		ra[1] = rb[1] = 0.0;
 	double d[3], ad = 0.0, dd = 0.0;
 	for (int k = 0; k < 3; k++) {
-		d[k] = (double)b[k] - (double)a[k];
-		ad += (double)a[k] * d[k];
+		d[k] = rb[k] - ra[k];
+		ad += ra[k] * d[k];
 		dd += d[k] * d[k];
 	}
 	double t = dd > 0.0 ? -ad / dd : 0.0, closest = 0.0;
 	t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
 	for (int k = 0; k < 3; k++)
-		closest += ((double)a[k] + t * d[k]) * ((double)a[k] + t * d[k]);
+		closest += (ra[k] + t * d[k]) * (ra[k] + t * d[k]);
 	closest = sqrt(closest);
-	CHECK_MSG(closest >= 0.05, "%s: vertex 0 went from (%g, %g) to (%g, %g), %g m from the centre on the way",
-	          sim_world_obstacle(w, 0)->name, (double)a[0], (double)a[2], (double)b[0], (double)b[2], closest);
+	CHECK_MSG(closest >= 0.05, "%s at %g m/s: vertex 0 went from (%g, %g) to (%g, %g), %g m from the centre on the way",
+	          sim_world_obstacle(w, 0)->name, (double)obstacle_speed, (double)a[0], (double)a[2], (double)b[0],
+	          (double)b[2], closest);
 	/* the two vertices that pass 4 cm beside it fly on (0.3 m) */
 	for (int i = 1; i < 3; i++)
 		CHECK_NEAR(sim_world_positions(w)[i][0], x0 + 0.3, 1e-3);
 	sim_world_destroy(&w);
 }
 
-static void test_vertex_grazing_ball_is_turned(void) { vertex_grazing_is_turned(SIM_SHAPE_SPHERE); }
+/* At rest, and moving along its axis at 2 m/s (the cap the path cuts is the same; a
+ * moving obstacle takes another path through the code). */
+static void test_vertex_grazing_ball_is_turned(void)
+{
+	vertex_grazing_is_turned(SIM_SHAPE_SPHERE, 0.0f);
+	vertex_grazing_is_turned(SIM_SHAPE_SPHERE, 2.0f);
+}
 
-static void test_vertex_grazing_capsule_is_turned(void) { vertex_grazing_is_turned(SIM_SHAPE_CAPSULE); }
+static void test_vertex_grazing_capsule_is_turned(void)
+{
+	vertex_grazing_is_turned(SIM_SHAPE_CAPSULE, 0.0f);
+	vertex_grazing_is_turned(SIM_SHAPE_CAPSULE, 2.0f);
+}
 
 /* A sheet dropped flat on the floor comes to rest at its half thickness above it
  * (the separation the contacts keep), with no vertex inside. */

@@ -14,7 +14,7 @@
  *      outside them along its whole path: the first time the path comes within the
  *      separation is a quadratic's root for a sphere; otherwise a search for the
  *      path's closest approach (golden section: the distance to a convex set is convex
- *      along a line; coarse samples for a moving obstacle), then a bisection;
+ *      along a line; coarse samples for a spinning capsule), then a bisection;
  *   3. collisions (continuous detection): every pair that comes within CCD_GAP during
  *      the step, approaching, gets an inelastic impulse that stops the approach;
  *      impulses are applied at once (Gauss-Seidel) and the detection repeats, up to
@@ -2929,6 +2929,7 @@ typedef struct obstacle_motion {
 	double m0[3][3], m1[3][3]; /* the rotations at the start and the end */
 	float h;
 	bool still;       /* no velocity, no spin: every pose of the substep is the start's */
+	bool no_spin;     /* no spin: relative to the obstacle, a linear path stays linear */
 } obstacle_motion;
 
 /* The obstacle's distance at an intermediate pose: a static or purely translating
@@ -3026,9 +3027,10 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 	} else {
 		float lo = 0.0f, hi = 1.0f;
 		bool below = d1 < sep;
-		if (!below && om->still && om->ob->def.shape == SIM_SHAPE_CAPSULE) {
-			/* convex along the path (the distance to a convex set): its minimum by golden
-			 * section, and the path dips below sep inside the step exactly when it does */
+		if (!below && om->no_spin && om->ob->def.shape == SIM_SHAPE_CAPSULE) {
+			/* relative to a capsule that does not spin the path is a line, and the distance
+			 * to a convex set is convex along a line: its minimum by golden section, and the
+			 * path dips below sep inside the step exactly when it does */
 			const float g = 0.381966f;
 			float l = 0.0f, r = 1.0f, m1 = g, m2 = 1.0f - g;
 			vec3 pt;
@@ -3058,7 +3060,7 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 				return 0;
 			}
 		}
-		if (!below) { /* a moving obstacle: coarse samples */
+		if (!below) { /* a spinning obstacle: coarse samples */
 			for (int sample = 1; sample < 8 && !below; sample++) {
 				float t = (float)sample / 8.0f;
 				vec3 pt, nn;
@@ -3164,9 +3166,11 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 		const sim_obstacle *ob = &w->obstacles[k];
 		if (sim_obstacle_has_triangles(ob))
 			continue;
-		obstacle_motion om = {.ob = ob, .index = k, .h = h, .still = true};
+		obstacle_motion om = {.ob = ob, .index = k, .h = h, .still = true, .no_spin = true};
 		for (int j = 0; j < 3; j++)
-			om.still &= ob->def.velocity[j] == 0.0f && ob->def.angular_velocity[j] == 0.0f;
+			om.no_spin &= ob->def.angular_velocity[j] == 0.0f;
+		for (int j = 0; j < 3; j++)
+			om.still &= om.no_spin && ob->def.velocity[j] == 0.0f;
 		glm_vec3_copy((float *)ob->position, om.p0);
 		glm_vec4_copy((float *)ob->orientation, om.q0);
 		sim_obstacle_pose_at(ob, h, om.p1, om.q1);
