@@ -13,21 +13,13 @@
 #include "scenes/scenes.h"
 #include "sim/sim.h"
 #include "sim_thread.h"
+#include "sim_thread_fixtures.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
-
-#define WAIT_S 30.0
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef struct probe {
 	int vertex_count;
@@ -87,15 +79,6 @@ static bool probe_publish(void *user, const sim_world *w, int slot, st_gpu_draw 
 	atomic_store(&p->writing[slot], 0);
 	*out = (st_gpu_draw){.slot = slot, .buffer = 100u + (unsigned)slot, .fence = (void *)(uintptr_t)p->tag[slot]};
 	return true;
-}
-
-static scn_scene *load(const char *name)
-{
-	scn_scene *s = NULL;
-	scn_error err = {0};
-	if (scn_load(name, &s, &err) != SCN_OK)
-		fprintf(stderr, "load %s: %s\n", name, err.message);
-	return s;
 }
 
 static st_thread *start(const scn_scene *scene, const st_stepper *sp, bool paused)

@@ -12,35 +12,18 @@
 #include "scenes/scenes.h"
 #include "sim/sim.h"
 #include "sim_thread.h"
+#include "sim_thread_fixtures.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
-#define WAIT_S 30.0 /* for a condition that should hold in well under a second */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
 	while (nanosleep(&ts, &ts) != 0) {
 	}
-}
-
-static scn_scene *load(const char *name)
-{
-	scn_scene *s = NULL;
-	scn_error err = {0};
-	if (scn_load(name, &s, &err) != SCN_OK)
-		fprintf(stderr, "load %s: %s\n", name, err.message);
-	return s;
 }
 
 static scn_scene *parse(const char *text)
