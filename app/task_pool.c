@@ -17,7 +17,8 @@
  * first polls for this long before it sleeps: sim hands out loops back to back (the
  * implicit solve one per CG iteration, 60 to 130 us of work each), and a sleeping
  * thread takes tens of microseconds to wake.  It yields the core at every poll, so that
- * on a machine with other work the poll costs that work nothing. */
+ * on a machine with other work the poll costs that work little (benchmarks.md, "Balls in
+ * closed form, a pool that polls"). */
 #define POLL_NS 50000
 
 struct task_pool {
@@ -58,17 +59,13 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Polls (yielding) until done(p, arg) or POLL_NS have passed; returns done's last answer. */
-static bool poll_for(task_pool *p, bool (*done)(task_pool *, unsigned), unsigned arg)
+/* Polls (yielding) until done(p, arg) or POLL_NS have passed; the caller checks again
+ * under the lock either way. */
+static void poll_for(task_pool *p, bool (*done)(task_pool *, unsigned), unsigned arg)
 {
 	int64_t end = now_ns() + POLL_NS;
-	for (;;) {
-		if (done(p, arg))
-			return true;
-		if (now_ns() > end)
-			return false;
+	while (!done(p, arg) && now_ns() <= end)
 		sched_yield();
-	}
 }
 
 static bool posted(task_pool *p, unsigned seen)
