@@ -90,6 +90,7 @@ struct gpu_backend {
 	float params_h;      /* the substep in the parameter block */
 	int64_t expect_steps; /* the world's step count after our last step (Kang's memory) */
 	bool memory_fresh;   /* Kang's dv buffer holds this world's last substep */
+	bool poison;         /* tests: scratch buffers filled with NaN before every substep */
 	gpu_timing timing;
 };
 
@@ -256,7 +257,11 @@ void gpu_backend_destroy(gpu_backend **gp)
 gpu_timing gpu_backend_timing(const gpu_backend *g) { return g->timing; }
 
 /* A storage buffer of `bytes` (at least 16: GL refuses empty bindings), filled from data
- * when given. */
+ * when given, else with zeros.  glBufferData without data leaves the store "uninitialized
+ * and thus undefined": llvmpipe's fresh stores read as zeros, the NVIDIA driver's may hold
+ * another buffer's old contents.  No kernel should read what no pass wrote (the poison
+ * test checks that), but zeros make such a slip the same on every driver rather than a
+ * blow-up on one. */
 static GLuint make_buffer(GLsizeiptr bytes, const void *data)
 {
 	GLuint b = 0;
@@ -265,8 +270,46 @@ static GLuint make_buffer(GLsizeiptr bytes, const void *data)
 	glBufferData(GL_SHADER_STORAGE_BUFFER, bytes < 16 ? 16 : bytes, NULL, GL_DYNAMIC_DRAW);
 	if (data && bytes > 0)
 		glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, bytes, data);
+	else /* glClearBufferData with no pattern fills with zeros (GL 4.3) */
+		glClearBufferData(GL_SHADER_STORAGE_BUFFER, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, NULL);
 	glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
 	return b;
+}
+
+/* Fills a buffer with the bits of a quiet NaN, which as a double (two of them) is a NaN
+ * too and as a uint a count no sweep reaches. */
+static void poison_buffer(GLuint b)
+{
+	const GLuint nan_bits = 0x7fc00000u;
+	if (!b)
+		return;
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+	glClearBufferData(GL_SHADER_STORAGE_BUFFER, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &nan_bits);
+	glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+}
+
+void gpu_backend_set_poison(gpu_backend *g, bool on) { g->poison = on; }
+
+/* Before a substep: every buffer the substep must write before it reads gets NaN, as a
+ * driver's recycled memory might hold garbage.  Kept: the state the substep starts from
+ * (x, v; Verlet's x_prev), Kang's memory when the scheme will read it, and the
+ * constants.  The normals are not a substep's. */
+static void poison_scratch(gpu_backend *g, sim_integrator integ, bool memory_valid)
+{
+	/* the clears must not overtake the previous substep's shader writes (resident runs
+	 * queue substeps back to back): glMemoryBarrier, GL_BUFFER_UPDATE_BARRIER_BIT */
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+	for (int k = 0; k < B_STATE_COUNT; k++) {
+		bool input = k == B_X || k == B_V || (k == B_X_PREV && integ == SIM_VERLET) ||
+		             (k == B_KANG_DV && integ == SIM_KANG && memory_valid);
+		if (!input)
+			poison_buffer(g->state[k]);
+	}
+	poison_buffer(g->tri_force);
+	poison_buffer(g->impl_spring);
+	poison_buffer(g->impl_pre);
+	poison_buffer(g->partials);
+	poison_buffer(g->counter);
 }
 
 static bool reserve_state(gpu_backend *g, int n)
@@ -637,6 +680,8 @@ void gpu_backend_set_strain_on_gpu(gpu_backend *g, bool on) { g->strain_on_gpu =
 static void integrate(gpu_backend *g, const sim_world *w, sim_integrator integ, bool memory_valid)
 {
 	int n = g->n;
+	if (g->poison)
+		poison_scratch(g, integ, memory_valid);
 	forces(g, w, B_X, B_V);
 	switch (integ) {
 	case SIM_EULER: dispatch(g, PROG_EULER, n, 0); break;
@@ -787,6 +832,10 @@ bool gpu_backend_normals(gpu_backend *g, const sim_world *w)
 	float h = g->params_h > 0.0f ? g->params_h : 1e-3f;
 	if (n <= 0 || !prepare(g, w, h))
 		return false;
+	/* a write by glBufferSubData waits for earlier shader writes to the same store only
+	 * behind a GL_BUFFER_UPDATE_BARRIER_BIT barrier (glMemoryBarrier); after a step the
+	 * fence already did that, but the pass may follow other dispatches */
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
 	glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->state[B_X]);
 	glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(sizeof(vec4) * (size_t)n), sim_world_positions(w));
 	glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
@@ -830,6 +879,7 @@ sim_result gpu_backend_run_resident(gpu_backend *g, sim_world *w, float dt, int 
 		return SIM_ERROR_INVALID;
 	int n = sim_world_vertex_count(w);
 	size_t bytes = sizeof(vec4) * (size_t)n;
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT); /* as in gpu_backend_normals */
 	glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->state[B_X]);
 	glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, sim_world_positions(w));
 	glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->state[B_V]);

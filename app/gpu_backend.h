@@ -19,6 +19,9 @@ typedef struct gpu_backend gpu_backend;
 /* Compiles every compute program and checks the context's limits.  NULL on failure, with
  * a message (a shader's compile or link log, or the missing capability). */
 gpu_backend *gpu_backend_create(char *error, int error_size);
+/* With the creating context, or one sharing its objects, current: names are per share
+ * group, so in an unrelated context the deletes and the unmapping would hit that
+ * context's objects of the same names (or none: GL errors). */
 void gpu_backend_destroy(gpu_backend **g);
 
 /* Whether the GPU has the integrator (MRA, the seed's scheme, runs on the CPU only). */
@@ -72,6 +75,13 @@ typedef struct gpu_timing {
 	bool persistent; /* persistent mapped buffers (GL 4.4 buffer storage); else copies */
 } gpu_timing;
 gpu_timing gpu_backend_timing(const gpu_backend *g);
+
+/* For tests: with `on`, before every substep each buffer the substep must write before
+ * it reads (forces, stage states, accumulators, the wind's per-triangle forces, the CG
+ * blocks and vectors, the partial sums, the strain counter) is filled with NaN, as a
+ * driver may hand out a store holding another buffer's old contents (llvmpipe gives
+ * zeros).  A kernel that reads what no pass of the substep wrote then shows as NaN. */
+void gpu_backend_set_poison(gpu_backend *g, bool on);
 
 /* Compiles and links one compute shader; 0 with "name: log" on failure.  (Exposed so that
  * the tests can check that a broken shader's log reaches the message.) */

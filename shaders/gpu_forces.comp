@@ -44,7 +44,14 @@ void main()
 	float ka = vx.rest.w, kd = vx.anchor_kd;
 	if (ka != 0.0 || kd != 0.0)
 		f += -ka * (X[i].xyz - vx.rest.xyz) - kd * v;
-	for (uint e = vx.tri_first; e < vx.tri_first + vx.tri_count; e++)
-		f += tri_force[adj[e]].xyz / 3.0;
+	// Only when gpu_wind.comp ran for this evaluation: otherwise nothing wrote tri_force,
+	// and a store glBufferData made without data "remains uninitialized and thus
+	// undefined" (GL 4.3 glBufferData).  llvmpipe happens to hand out zeros; the NVIDIA
+	// driver recycled memory, so on an H200 windless cloths picked up stale forces and
+	// blew up or stretched to 3x (docs/gpu.md, "Synchronisation").  The CPU likewise adds
+	// no wind term when the wind is off.
+	if (P.wind_on != 0u)
+		for (uint e = vx.tri_first; e < vx.tri_first + vx.tri_count; e++)
+			f += tri_force[adj[e]].xyz / 3.0;
 	F[i] = vec4(f, 0.0);
 }

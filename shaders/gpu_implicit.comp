@@ -42,10 +42,15 @@ void reduce(double value)
 {
 	uint l = gl_LocalInvocationID.x;
 	part[l] = value;
+	// GLSL 4.30 (8.16, 8.17): barrier() orders execution; the visibility of shared writes
+	// to the other invocations is memoryBarrierShared()'s.  llvmpipe runs a group as one
+	// thread, a GPU as many warps with caches, so each level of the tree needs both.
+	memoryBarrierShared();
 	barrier();
 	for (uint half_size = GPU_GROUP / 2u; half_size > 0u; half_size /= 2u) {
 		if (l < half_size)
 			part[l] += part[l + half_size];
+		memoryBarrierShared();
 		barrier();
 	}
 	if (l == 0u)

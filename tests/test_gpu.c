@@ -18,6 +18,21 @@
 
 static gpu_backend *gpu;
 
+/* GL errors the debug output reported on the tests' own context (the demo tests' contexts
+ * have the renderer's callback, demo_gl_errors). */
+static int gl_errors_;
+static void GLAPIENTRY count_gl_errors(GLenum source, GLenum type, GLuint id, GLenum severity, GLsizei length,
+                                       const GLchar *message, const void *user)
+{
+	(void)source, (void)length, (void)user;
+	if (type != GL_DEBUG_TYPE_ERROR && type != GL_DEBUG_TYPE_UNDEFINED_BEHAVIOR)
+		return;
+	if (severity != GL_DEBUG_SEVERITY_HIGH && severity != GL_DEBUG_SEVERITY_MEDIUM)
+		return;
+	gl_errors_++;
+	fprintf(stderr, "GL error on the tests' context (id %u): %s\n", id, message);
+}
+
 /* A 12 x 12 cloth hanging from two pinned corners, released from horizontal, with
  * optional wind and strain limiting; a third corner is driven by velocity blocks so that
  * a prescribed (kinematic) vertex takes part too. */
@@ -307,6 +322,103 @@ static void test_strain_limit_on_gpu(void)
 	sim_world_destroy(&w);
 	sim_world_destroy(&cpu);
 	sim_world_destroy(&free_w);
+}
+
+/* No kernel reads a buffer that no pass of the substep wrote.  GL leaves a store made
+ * without data undefined; llvmpipe hands out zeros, the NVIDIA driver recycled memory,
+ * and on an H200 every windless cloth took the never-written per-triangle wind forces
+ * into its force sum (stale values: blow-ups, strains of 280 %).  Here every scratch
+ * buffer is filled with NaN before every substep (gpu_backend_set_poison), so such a read
+ * shows on llvmpipe too: each scheme, a windless cloth with triangles (the case that
+ * failed), the wind, and Provot on the GPU (its counter and saved positions), and the
+ * resident run, must stay finite and within the parity tolerances of the CPU after
+ * 40 steps. */
+static void test_no_read_before_write(void)
+{
+	gpu_backend_set_poison(gpu, true);
+	for (int k = 0; k < SCHEME_COUNT; k++) {
+		for (int c = 0; c < 3; c++) {
+			setup s = {.integ = gpu_schemes[k], .wind = c > 0, .strain = c == 2, .substeps = 1};
+			s.dt = step_of(s.integ);
+			sim_world *a = make_world(&s), *b = make_world(&s);
+			REQUIRE(a && b);
+			gpu_backend_set_strain_on_gpu(gpu, s.strain);
+			bool ok = true;
+			for (int n = 0; n < 40 && ok; n++) {
+				ok = sim_world_step(a, s.dt) == SIM_OK;
+				sim_result r = gpu_backend_step(gpu, b, s.dt);
+				CHECK_MSG(r == SIM_OK, "%s, case %d, step %d: %s", sim_integrator_name(s.integ), c, n,
+				          sim_result_string(r));
+				ok = ok && r == SIM_OK;
+			}
+			gpu_backend_set_strain_on_gpu(gpu, false);
+			float diff = 0.0f;
+			bool finite = true;
+			const vec4 *xa = sim_world_positions(a), *xb = sim_world_positions(b);
+			for (int i = 0; i < sim_world_vertex_count(a); i++)
+				for (int j = 0; j < 3; j++) {
+					finite = finite && isfinite(xb[i][j]);
+					diff = fmaxf(diff, fabsf(xa[i][j] - xb[i][j]));
+				}
+			CHECK_MSG(ok && finite && diff <= tolerance_of(s.integ, s.strain), "%s, case %d: %g m from the CPU",
+			          sim_integrator_name(s.integ), c, (double)diff);
+			sim_world_destroy(&a);
+			sim_world_destroy(&b);
+		}
+	}
+	/* the resident run dispatches substep after substep with no fence between them */
+	for (int k = 0; k < SCHEME_COUNT; k++) {
+		setup s = {.integ = gpu_schemes[k], .substeps = 1};
+		s.dt = step_of(s.integ);
+		sim_world *w = make_world(&s);
+		REQUIRE(w);
+		CHECK(gpu_backend_step(gpu, w, s.dt) == SIM_OK); /* x.w holds the pins */
+		CHECK(gpu_backend_run_resident(gpu, w, s.dt, 20) == SIM_OK);
+		bool finite = true;
+		for (int i = 0; i < sim_world_vertex_count(w); i++)
+			for (int j = 0; j < 3; j++)
+				finite = finite && isfinite(sim_world_positions(w)[i][j]);
+		CHECK_MSG(finite, "%s resident: not finite", sim_integrator_name(s.integ));
+		sim_world_destroy(&w);
+	}
+	gpu_backend_set_poison(gpu, false);
+}
+
+/* A backend whose worlds grow reallocates its state and its persistently mapped transfer
+ * buffers (unmapping the old ones once, as they go) and is destroyed without a GL error:
+ * an unmap of a buffer that is not mapped, or a delete of a name this context does not
+ * have, is an error the debug output reports (on the H200 a destroy in the wrong context
+ * reported both). */
+static void test_regrow_and_destroy_cleanly(void)
+{
+	int before = gl_errors_;
+	char error[512];
+	while (glGetError() != GL_NO_ERROR) {
+	}
+	gpu_backend *b = gpu_backend_create(error, sizeof error);
+	REQUIRE_MSG(b, "%s", error);
+	static const int sizes[] = {4, 12, 8, 20};
+	for (int k = 0; k < 4; k++) {
+		sim_world_def d = sim_world_def_default();
+		d.integrator = SIM_VERLET; /* x_prev travels too: all three transfer arrays */
+		d.collisions = false;
+		sim_world *w = sim_world_create(&d);
+		REQUIRE(w);
+		sim_grid_def g = sim_grid_def_default();
+		g.name = "cloth";
+		g.nx = g.ny = sizes[k];
+		CHECK(sim_world_add_grid(w, &g) >= 0);
+		sim_world_pin(w, 0, true);
+		for (int n = 0; n < 3; n++)
+			CHECK(gpu_backend_step(b, w, 0.001f) == SIM_OK);
+		CHECK(gpu_backend_timing(b).persistent == gpu_backend_timing(gpu).persistent);
+		sim_world_destroy(&w);
+	}
+	gpu_backend_destroy(&b);
+	CHECK(b == NULL);
+	GLenum e = glGetError();
+	CHECK_MSG(e == GL_NO_ERROR, "0x%04x", e);
+	CHECK_MSG(gl_errors_ == before, "%d GL errors", gl_errors_ - before);
 }
 
 /* MRA (the seed's own scheme) stays on the CPU: the GPU refuses it and leaves the world
@@ -754,6 +866,8 @@ static const test_case tests[] = {
     TEST(test_parity_mesh_objects),
     TEST(test_parity_implicit_large_step),
     TEST(test_strain_limit_on_gpu),
+    TEST(test_no_read_before_write),
+    TEST(test_regrow_and_destroy_cleanly),
     TEST(test_unsupported_scheme_refused),
     TEST(test_blowup_rolls_back),
     TEST(test_timing_counts_substeps),
@@ -777,6 +891,11 @@ int main(int argc, char **argv)
 	glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
 	printf("GL %s, renderer %s; %d storage blocks per compute shader, %d bindings\n",
 	       (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER), blocks, bindings);
+	if (glDebugMessageCallback) {
+		glEnable(GL_DEBUG_OUTPUT);
+		glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+		glDebugMessageCallback(count_gl_errors, NULL);
+	}
 	gpu = gpu_backend_create(error, sizeof error);
 	if (!gpu) {
 		fprintf(stderr, "FAIL: gpu_backend_create: %s\n", error);
@@ -784,7 +903,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int rc = test_run(argc, argv, tests, (int)(sizeof tests / sizeof tests[0]));
+	/* The demo tests leave their window's context current, and a demo a failed REQUIRE
+	 * left behind keeps it: the backend's names belong to this context (on the H200 its
+	 * destroy in the demo's context reported an unmapped buffer and unknown programs). */
+	SDL_GL_MakeCurrent(win.window, win.context);
 	gpu_backend_destroy(&gpu);
+	if (gl_errors_ > 0) {
+		fprintf(stderr, "FAIL: %d GL errors on the tests' context\n", gl_errors_);
+		rc = 1;
+	}
 	gl_window_close(&win);
 	return rc;
 }
