@@ -1507,12 +1507,14 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	}
 	if (!sort_hits(c, c->tris.count))
 		return false;
+
 	bool par = parallel(w);
 	int nblocks = (c->hits_sorted.count + HIT_BLOCK - 1) / HIT_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return false;
 	expand_task task = {c, !par};
 	sim_parallel_for(w, expand_range, nblocks, 1, &task);
+
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
@@ -1520,33 +1522,48 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 }
 
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
- * changed, so neither has what they yield), in order, with their states and bounds. */
-static void drop_dirty(sim_collide *c)
+ * changed, so neither has what they yield), in order, with their states and bounds; the
+ * others go to old_vf and old_ee with their bounds, for the pairs found again
+ * (carry_bounds).  False when out of memory. */
+static bool drop_dirty(sim_collide *c)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
-	pair *vf = c->vf.data, *ee = c->ee.data;
+	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
+	    !reserve(&c->old_ee, sizeof(pair), c->ee.count) || !reserve(&c->old_ee_lb, sizeof(double), c->ee.count))
+		return false;
+	pair *vf = c->vf.data, *ee = c->ee.data, *ovf = c->old_vf.data, *oee = c->old_ee.data;
 	int *vs = c->vf_state.data, *es = c->ee_state.data;
-	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
-	/* Few go: the branches are predictable, and nothing moves before the first. */
-	int n = 0;
+	double *vl = c->vf_lb.data, *el = c->ee_lb.data, *ovl = c->old_vf_lb.data, *oel = c->old_ee_lb.data;
+	/* In a fold a quarter may go, at random: every candidate is written to both lists
+	 * and kept by the counts alone, without a branch. */
+	int n = 0, m = 0;
 	for (int q = 0; q < c->vf.count; q++) {
-		if (dirty[vt[vf[q].a]] | dirty[vf[q].b])
-			continue;
-		if (n != q)
-			vf[n] = vf[q], vs[n] = vs[q], vl[n] = vl[q];
-		n++;
+		pair p = vf[q];
+		int st = vs[q];
+		double lb = vl[q];
+		bool gone = dirty[vt[p.a]] | dirty[p.b];
+		ovf[m] = p, ovl[m] = lb;
+		vf[n] = p, vs[n] = st, vl[n] = lb;
+		m += gone;
+		n += !gone;
 	}
 	c->vf.count = n;
-	n = 0;
+	c->old_vf.count = m;
+	n = m = 0;
 	for (int q = 0; q < c->ee.count; q++) {
-		if (dirty[et[ee[q].a]] | dirty[et[ee[q].b]])
-			continue;
-		if (n != q)
-			ee[n] = ee[q], es[n] = es[q], el[n] = el[q];
-		n++;
+		pair p = ee[q];
+		int st = es[q];
+		double lb = el[q];
+		bool gone = dirty[et[p.a]] | dirty[et[p.b]];
+		oee[m] = p, oel[m] = lb;
+		ee[n] = p, es[n] = st, el[n] = lb;
+		m += gone;
+		n += !gone;
 	}
 	c->ee.count = n;
+	c->old_ee.count = m;
+	return true;
 }
 
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
@@ -1612,7 +1629,8 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
-	drop_dirty(c);
+	if (!drop_dirty(c))
+		return false;
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
 	bool ok = dirty_pairs(c, w);
@@ -1630,6 +1648,12 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		vs[q] = -1, vl[q] = 0.0;
 	for (int q = old_ee; q < c->ee.count; q++)
 		es[q] = -1, el[q] = 0.0;
+	/* a pair found again keeps its bound: a bound on its distance, wherever it came from */
+	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
+	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
+	if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &nvf, vl + old_vf, c->nv) ||
+	    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &nee, el + old_ee, c->edges.count))
+		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -1686,6 +1710,31 @@ int sim_collide_debug_depth(const sim_collide *c)
 		deepest = d > deepest ? d : deepest;
 	}
 	return deepest;
+}
+
+int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces)
+{
+	*vertex_faces = c->vf.count;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	const double *vl = c->vf_lb.data, *el = c->ee_lb.data;
+	int n = 0;
+	for (int q = 0; q < c->vf.count; q++, n++) {
+		if (n >= capacity)
+			continue;
+		const int *t = &tri[3 * vf[q].b];
+		v[n][0] = vf[q].a, v[n][1] = t[0], v[n][2] = t[1], v[n][3] = t[2];
+		lb[n] = vl[q];
+	}
+	for (int q = 0; q < c->ee.count; q++, n++) {
+		if (n >= capacity)
+			continue;
+		const int *a = edges[ee[q].a], *b = edges[ee[q].b];
+		v[n][0] = a[0], v[n][1] = a[1], v[n][2] = b[0], v[n][3] = b[1];
+		lb[n] = el[q];
+	}
+	return n;
 }
 
 static void vf_stencil(const sim_collide *c, const pair *p, const double wts[3], stencil *s)
