@@ -1914,43 +1914,6 @@ static bool unit_or(const double d[3], const double fallback[3], double out[3])
 	return false;
 }
 
-/* Whether the two sides of a pair are at least sep apart at the start, by a separating
- * axis (x, y, z, then the face normal or the edges' cross product): then the distance
- * query would find d >= sep and the pair gets no contact.  Vertex-face: p0 (= p1) and
- * the triangle q0 q1 q2; edge-edge: p0 p1 and q0 q1 (q2 = q1).  A relative margin keeps
- * the test conservative against the rounding of the two computations. */
-static bool start_apart(const double p0[3], const double p1[3], const double q0[3], const double q1[3],
-                        const double q2[3], int split, double sep, double *gap)
-{
-	double thr = sep * (1.0 + 1e-6);
-	for (int k = 0; k < 3; k++) {
-		double lo_a = p0[k] < p1[k] ? p0[k] : p1[k], hi_a = p0[k] < p1[k] ? p1[k] : p0[k];
-		double lo_b = q0[k], hi_b = q0[k];
-		lo_b = q1[k] < lo_b ? q1[k] : lo_b;
-		hi_b = q1[k] > hi_b ? q1[k] : hi_b;
-		lo_b = q2[k] < lo_b ? q2[k] : lo_b;
-		hi_b = q2[k] > hi_b ? q2[k] : hi_b;
-		double g = lo_b - hi_a > lo_a - hi_b ? lo_b - hi_a : lo_a - hi_b;
-		if (g > thr) {
-			*gap = g;
-			return true;
-		}
-	}
-	double u[3], v[3], n[3], r[3];
-	for (int k = 0; k < 3; k++) {
-		u[k] = split == 1 ? q1[k] - q0[k] : p1[k] - p0[k];
-		v[k] = split == 1 ? q2[k] - q0[k] : q1[k] - q0[k];
-		r[k] = p0[k] - q0[k];
-	}
-	cross3(u, v, n);
-	double len = norm3(n), g = fabs(r[0] * n[0] + r[1] * n[1] + r[2] * n[2]);
-	if (len > 0.0 && g > thr * len) {
-		*gap = g / len;
-		return true;
-	}
-	return false;
-}
-
 /* A contact between two moving sides goes into this sweep's Jacobi average; one
  * against a side that cannot move waits for the second pass (rigid_contacts). */
 static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face, const double n[3], double d,
@@ -2060,11 +2023,10 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			const double *p = xd[va], *a = xd[t[0]], *b = xd[t[1]], *cc = xd[t[2]];
 			/* the pair's separation: the vertex's side and the triangle's */
 			double sep = (double)vsep[va] + (double)vsep[t[2]], wts[3];
-			/* A pair within its separation at the last test is most likely so again: the
-			 * distance decides at once, without the separating axes' guess first. */
-			bool near = carry && lb0 > 0.0 && lb0 < sep;
-			if (!near && start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
-				continue;
+			/* The exact distance, also where a separating axis would clear the pair: it is
+			 * the bound carried to the next substeps, and an axis's gap, often well below
+			 * the distance, brought the same pairs back to be tested at every step of a
+			 * fold (docs/benchmarks.md, "The fold's p99"). */
 			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
 			double d = sqrt(d2);
 			vf_lb[q] = d;
@@ -2113,9 +2075,6 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			}
 			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
 			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
-			bool near = carry && lb0 > 0.0 && lb0 < sep;
-			if (!near && start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
-				continue;
 			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
 			double d = sqrt(d2);
 			ee_lb[q] = d;
