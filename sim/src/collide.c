@@ -135,6 +135,10 @@ struct sim_collide {
 	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
 	int tau;         /* substeps since the last full broad phase */
+	/* early_broad_phase ran jobs [0, pending_first) of pending_jobs for the window that
+	 * starts at the next substep; their candidates wait in old_vf and old_ee */
+	bool pending;
+	int pending_first, pending_jobs;
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
@@ -1311,43 +1315,13 @@ static bool fit_trees(sim_collide *c)
 	return true;
 }
 
-/* Candidate pairs for the motion from x0 at the current vbar: every vertex gets its box
- * (its path inflated by reach = (1/2 + slack) pad), the hierarchies are refitted to the
- * triangles' boxes (rebuilt when they have degraded), traversed in a fixed order, and the
- * primitive pairs culled by their own boxes.  Run when the candidates cannot be
- * refreshed in place (refresh_candidates). */
-static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+/* The traversal jobs of a broad phase: every pair of trees that meet, each cut into up to
+ * `target` jobs whose outputs, concatenated in order, are the whole traversal's
+ * (sim_bvh_split): the same list for any number of jobs and workers.  Returns how many,
+ * or -1 when out of memory. */
+static int make_jobs(sim_collide *c, const sim_world *w, int target)
 {
-	int64_t t0 = sim_now_ns();
-	int nt = c->tris.count, ne = c->edges.count;
-	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
-	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
-		return false;
-	/* a new window starts at this substep */
-	new_window(c, h);
-	box_task boxes = {c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
-	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, &boxes);
-	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, &boxes);
-	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, &boxes);
-	if (!fit_trees(c))
-		return false;
-	int64_t t1 = sim_now_ns();
-	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
-	/* The old candidates and their bounds go aside (the buffers swap), so that pairs
-	 * found again keep their bounds; they are valid only over the same topology. */
-	bool carry = c->lb_carry && c->have_candidates;
-	darray tmp;
-	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
-	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
-	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
-	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
-	c->lb_carry = false;
-	c->vf.count = c->ee.count = 0;
-	c->have_candidates = false;
-	/* Each pair of trees is traversed in jobs whose outputs, concatenated in order, are
-	 * the whole traversal's (sim_bvh_split): the same list for any number of workers. */
-	bool par = parallel(w);
-	int target = par ? BROAD_JOBS : 1, room = 4 * BROAD_JOBS, njobs = 0;
+	int room = 4 * BROAD_JOBS, njobs = 0;
 	c->jobs.count = 0;
 	for (int a = 0; a < c->owner_count; a++) {
 		for (int b = a; b < c->owner_count; b++) {
@@ -1356,7 +1330,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 			if (!reserve(&c->jobs, sizeof(sim_bvh_job), njobs + room) ||
 			    !reserve(&c->job_scratch, sizeof(sim_bvh_job), room) ||
 			    !reserve(&c->job_trees, 2 * sizeof(int), njobs + room))
-				return false;
+				return -1;
 			int n = sim_bvh_split(c->trees[a], c->trees[b], (sim_bvh_job *)c->jobs.data + njobs, c->job_scratch.data,
 			                      room, target);
 			int *trees = c->job_trees.data;
@@ -1365,15 +1339,68 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 			njobs += n;
 		}
 	}
-	if (!reserve_blocks(c, njobs))
+	return njobs;
+}
+
+/* Runs jobs [first, last), appending their candidates to vf and ee in job order. */
+static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
+{
+	int n = last - first;
+	if (n <= 0)
+		return true;
+	bool par = parallel(w);
+	if (!reserve_blocks(c, n))
 		return false;
+	/* the jobs loop reads job k at jobs[k]: the range's are presented from its first on */
+	void *jobs = c->jobs.data, *trees = c->job_trees.data;
+	c->jobs.data = (sim_bvh_job *)jobs + first;
+	c->job_trees.data = (int *)trees + 2 * first;
 	traverse_task task = {c, !par};
-	sim_parallel_for(w, traverse_range, njobs, 1, &task);
+	sim_parallel_for(w, traverse_range, n, 1, &task);
+	c->jobs.data = jobs;
+	c->job_trees.data = trees;
 	bool ok = true;
-	for (int k = 0; k < njobs; k++)
+	for (int k = 0; k < n; k++)
 		ok &= !c->blocks[k].failed;
-	if (!ok || (par && !merge_candidates(c, njobs)))
+	return ok && (!par || merge_candidates(c, n));
+}
+
+/* Every vertex's, triangle's and edge's box for a window from the current substep, and
+ * the trees fitted to them. */
+static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, box_task *boxes)
+{
+	int nt = c->tris.count, ne = c->edges.count;
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
+	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
 		return false;
+	new_window(c, h);
+	*boxes = (box_task){c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
+	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
+	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
+	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
+	return fit_trees(c);
+}
+
+/* Sets the candidates aside with their bounds (the buffers swap), so that the pairs a
+ * broad phase finds again keep their bounds (valid only over the same topology);
+ * returns whether there are bounds to carry. */
+static bool set_aside(sim_collide *c)
+{
+	bool carry = c->lb_carry && c->have_candidates;
+	darray tmp;
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
+	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
+	c->lb_carry = false;
+	c->have_candidates = false;
+	return carry;
+}
+
+/* After the traversal: the neighbour list's pairs, fresh test states, and the bounds
+ * of the pairs found again (carry). */
+static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
+{
 	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
@@ -1390,6 +1417,107 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 		}
 		c->lb_carry = true;
 	}
+	return true;
+}
+
+/* Candidate pairs for the motion from x0 at the current vbar: every vertex gets its box
+ * (its path inflated by reach = (1/2 + slack) pad), the hierarchies are refitted to the
+ * triangles' boxes (rebuilt when they have degraded), traversed in a fixed order, and the
+ * primitive pairs culled by their own boxes.  Run when the candidates cannot be
+ * refreshed in place (refresh_candidates). */
+static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	int64_t t0 = sim_now_ns();
+	box_task boxes;
+	c->pending = false;
+	if (!new_boxes(c, w, h, pad, &boxes))
+		return false;
+	int64_t t1 = sim_now_ns();
+	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	bool carry = set_aside(c);
+	c->vf.count = c->ee.count = 0;
+	int njobs = make_jobs(c, w, parallel(w) ? BROAD_JOBS : 1);
+	if (njobs < 0 || !run_jobs(c, w, 0, njobs) || !complete_candidates(c, w, carry))
+		return false;
+	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
+	return true;
+}
+
+/* Share of the traversal jobs the window's last substep runs for the next window
+ * (early_broad_phase); the next substep runs the rest. */
+#define EARLY_SHARE 0.6f
+
+/* In a fold every moving box ends with its window, and the next substep would run the
+ * whole broad phase, which took about half of that step.  So the window's last substep,
+ * once done, starts the next window's: every vertex's box from its end position (the
+ * next substep's start) and its velocity, the trees fitted to them, and the first
+ * EARLY_SHARE of the traversal jobs, whose candidates wait in old_vf and old_ee; the
+ * next substep runs the other jobs (finish_broad_phase), then checks every vertex
+ * against its new box as after any broad phase (boxes are only a guess about the
+ * motion: mark_escaped decides whether the candidates hold).  Only when the next
+ * substep would run the whole broad phase anyway (more than BROAD_REFRESH_MAX of the
+ * triangles with a moving box), and with windows of several substeps. */
+static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	c->pending = false;
+	if (!c->have_candidates || c->candidates_self != w->def.self_collisions || c->window < 2 ||
+	    c->tau + 1 != c->window)
+		return true;
+	int64_t t0 = sim_now_ns();
+	const int nt = c->tris.count, *tri = c->tris.data;
+	int moving = 0;
+	for (int t = 0; t < nt; t++) {
+		bool m = false;
+		for (int j = 0; j < 3; j++) {
+			const kbox *kb = &c->vkin[tri[3 * t + j]];
+			for (int k = 0; k < 3; k++)
+				m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
+		}
+		moving += m;
+	}
+	if (!((float)moving > BROAD_REFRESH_MAX * (float)nt))
+		return true;
+	/* the next substep starts where this one ends: x0 + h vbar, as the world writes it */
+	for (int i = 0; i < c->nv; i++)
+		for (int k = 0; k < 3; k++)
+			c->x0[i][k] = c->x0[i][k] + h * c->vbar[i][k];
+	box_task boxes;
+	if (!new_boxes(c, w, h, pad, &boxes))
+		return false;
+	c->tau = -1; /* the next substep's clock makes it the window's first */
+	int64_t t1 = sim_now_ns();
+	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	int njobs = make_jobs(c, w, BROAD_JOBS);
+	if (njobs < 0)
+		return false;
+	int first = (int)(EARLY_SHARE * (float)njobs + 0.5f);
+	/* the jobs append to vf and ee: the current candidates wait in old_vf and old_ee */
+	darray tmp;
+	c->old_vf.count = c->old_ee.count = 0;
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	bool ok = run_jobs(c, w, 0, first);
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	if (!ok)
+		return false;
+	c->pending = true;
+	c->pending_first = first;
+	c->pending_jobs = njobs;
+	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
+	return true;
+}
+
+/* The rest of the broad phase early_broad_phase started: its candidates so far (in
+ * old_vf and old_ee) become the list, the current one goes aside for its bounds. */
+static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st)
+{
+	int64_t t1 = sim_now_ns();
+	c->pending = false;
+	bool carry = set_aside(c);
+	/* set_aside swapped the early jobs' candidates in */
+	if (!run_jobs(c, w, c->pending_first, c->pending_jobs) || !complete_candidates(c, w, carry))
+		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -1579,6 +1707,9 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 {
 	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
 	c->new_vf = c->new_ee = 0;
+	if (c->pending && valid && !finish_broad_phase(c, w, st))
+		return false;
+	c->pending = false; /* otherwise the broad phase below starts afresh */
 	if (valid && mark_escaped(c, w, h, start_margin, 0.0f) == 0) {
 		c->new_vf = c->vf.count;
 		c->new_ee = c->ee.count;
@@ -3311,5 +3442,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			w->v[i][k] += c->vbar[i][k] - c->vbar_in[i][k];
 		}
 	}
+	if (!early_broad_phase(c, w, h, pad, st))
+		return SIM_ERROR_OUT_OF_MEMORY;
 	return SIM_OK;
 }
