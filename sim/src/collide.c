@@ -139,6 +139,7 @@ struct sim_collide {
 	 * starts at the next substep; their candidates wait in old_vf and old_ee */
 	bool pending;
 	int pending_first, pending_jobs;
+	int early_windows; /* finished so (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
@@ -1518,6 +1519,7 @@ static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st
 	/* set_aside swapped the early jobs' candidates in */
 	if (!run_jobs(c, w, c->pending_first, c->pending_jobs) || !complete_candidates(c, w, carry))
 		return false;
+	c->early_windows++;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -1845,6 +1847,8 @@ int sim_collide_debug_depth(const sim_collide *c)
 	}
 	return deepest;
 }
+
+int sim_collide_debug_early_windows(const sim_collide *c) { return c->early_windows; }
 
 int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces)
 {

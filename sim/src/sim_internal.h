@@ -366,6 +366,9 @@ int sim_collide_debug_depth(const sim_collide *c);
  * last contact search's start (0: none); at most capacity are written, the count is
  * returned and the vertex-face pairs' in vertex_faces. */
 int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces);
+/* For tests: how many broad phases were started early, by a window's last substep
+ * (collide.c, early_broad_phase), and finished by the next. */
+int sim_collide_debug_early_windows(const sim_collide *c);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);
