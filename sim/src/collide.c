@@ -135,6 +135,11 @@ struct sim_collide {
 	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
 	int tau;         /* substeps since the last full broad phase */
+	/* early_broad_phase ran jobs [0, pending_first) of pending_jobs for the window that
+	 * starts at the next substep; their candidates wait in old_vf and old_ee */
+	bool pending;
+	int pending_first, pending_jobs;
+	int early_windows; /* finished so (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
@@ -1311,43 +1316,13 @@ static bool fit_trees(sim_collide *c)
 	return true;
 }
 
-/* Candidate pairs for the motion from x0 at the current vbar: every vertex gets its box
- * (its path inflated by reach = (1/2 + slack) pad), the hierarchies are refitted to the
- * triangles' boxes (rebuilt when they have degraded), traversed in a fixed order, and the
- * primitive pairs culled by their own boxes.  Run when the candidates cannot be
- * refreshed in place (refresh_candidates). */
-static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+/* The traversal jobs of a broad phase: every pair of trees that meet, each cut into up to
+ * `target` jobs whose outputs, concatenated in order, are the whole traversal's
+ * (sim_bvh_split): the same list for any number of jobs and workers.  Returns how many,
+ * or -1 when out of memory. */
+static int make_jobs(sim_collide *c, const sim_world *w, int target)
 {
-	int64_t t0 = sim_now_ns();
-	int nt = c->tris.count, ne = c->edges.count;
-	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
-	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
-		return false;
-	/* a new window starts at this substep */
-	new_window(c, h);
-	box_task boxes = {c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
-	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, &boxes);
-	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, &boxes);
-	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, &boxes);
-	if (!fit_trees(c))
-		return false;
-	int64_t t1 = sim_now_ns();
-	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
-	/* The old candidates and their bounds go aside (the buffers swap), so that pairs
-	 * found again keep their bounds; they are valid only over the same topology. */
-	bool carry = c->lb_carry && c->have_candidates;
-	darray tmp;
-	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
-	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
-	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
-	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
-	c->lb_carry = false;
-	c->vf.count = c->ee.count = 0;
-	c->have_candidates = false;
-	/* Each pair of trees is traversed in jobs whose outputs, concatenated in order, are
-	 * the whole traversal's (sim_bvh_split): the same list for any number of workers. */
-	bool par = parallel(w);
-	int target = par ? BROAD_JOBS : 1, room = 4 * BROAD_JOBS, njobs = 0;
+	int room = 4 * BROAD_JOBS, njobs = 0;
 	c->jobs.count = 0;
 	for (int a = 0; a < c->owner_count; a++) {
 		for (int b = a; b < c->owner_count; b++) {
@@ -1356,7 +1331,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 			if (!reserve(&c->jobs, sizeof(sim_bvh_job), njobs + room) ||
 			    !reserve(&c->job_scratch, sizeof(sim_bvh_job), room) ||
 			    !reserve(&c->job_trees, 2 * sizeof(int), njobs + room))
-				return false;
+				return -1;
 			int n = sim_bvh_split(c->trees[a], c->trees[b], (sim_bvh_job *)c->jobs.data + njobs, c->job_scratch.data,
 			                      room, target);
 			int *trees = c->job_trees.data;
@@ -1365,15 +1340,68 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 			njobs += n;
 		}
 	}
-	if (!reserve_blocks(c, njobs))
+	return njobs;
+}
+
+/* Runs jobs [first, last), appending their candidates to vf and ee in job order. */
+static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
+{
+	int n = last - first;
+	if (n <= 0)
+		return true;
+	bool par = parallel(w);
+	if (!reserve_blocks(c, n))
 		return false;
+	/* the jobs loop reads job k at jobs[k]: the range's are presented from its first on */
+	void *jobs = c->jobs.data, *trees = c->job_trees.data;
+	c->jobs.data = (sim_bvh_job *)jobs + first;
+	c->job_trees.data = (int *)trees + 2 * first;
 	traverse_task task = {c, !par};
-	sim_parallel_for(w, traverse_range, njobs, 1, &task);
+	sim_parallel_for(w, traverse_range, n, 1, &task);
+	c->jobs.data = jobs;
+	c->job_trees.data = trees;
 	bool ok = true;
-	for (int k = 0; k < njobs; k++)
+	for (int k = 0; k < n; k++)
 		ok &= !c->blocks[k].failed;
-	if (!ok || (par && !merge_candidates(c, njobs)))
+	return ok && (!par || merge_candidates(c, n));
+}
+
+/* Every vertex's, triangle's and edge's box for a window from the current substep, and
+ * the trees fitted to them. */
+static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, box_task *boxes)
+{
+	int nt = c->tris.count, ne = c->edges.count;
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
+	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
 		return false;
+	new_window(c, h);
+	*boxes = (box_task){c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
+	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
+	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
+	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
+	return fit_trees(c);
+}
+
+/* Sets the candidates aside with their bounds (the buffers swap), so that the pairs a
+ * broad phase finds again keep their bounds (valid only over the same topology);
+ * returns whether there are bounds to carry. */
+static bool set_aside(sim_collide *c)
+{
+	bool carry = c->lb_carry && c->have_candidates;
+	darray tmp;
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
+	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
+	c->lb_carry = false;
+	c->have_candidates = false;
+	return carry;
+}
+
+/* After the traversal: the neighbour list's pairs, fresh test states, and the bounds
+ * of the pairs found again (carry). */
+static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
+{
 	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
@@ -1390,6 +1418,108 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 		}
 		c->lb_carry = true;
 	}
+	return true;
+}
+
+/* Candidate pairs for the motion from x0 at the current vbar: every vertex gets its box
+ * (its path inflated by reach = (1/2 + slack) pad), the hierarchies are refitted to the
+ * triangles' boxes (rebuilt when they have degraded), traversed in a fixed order, and the
+ * primitive pairs culled by their own boxes.  Run when the candidates cannot be
+ * refreshed in place (refresh_candidates). */
+static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	int64_t t0 = sim_now_ns();
+	box_task boxes;
+	c->pending = false;
+	if (!new_boxes(c, w, h, pad, &boxes))
+		return false;
+	int64_t t1 = sim_now_ns();
+	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	bool carry = set_aside(c);
+	c->vf.count = c->ee.count = 0;
+	int njobs = make_jobs(c, w, parallel(w) ? BROAD_JOBS : 1);
+	if (njobs < 0 || !run_jobs(c, w, 0, njobs) || !complete_candidates(c, w, carry))
+		return false;
+	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
+	return true;
+}
+
+/* Share of the traversal jobs the window's last substep runs for the next window
+ * (early_broad_phase); the next substep runs the rest. */
+#define EARLY_SHARE 0.6f
+
+/* In a fold every moving box ends with its window, and the next substep would run the
+ * whole broad phase, which took about half of that step.  So the window's last substep,
+ * once done, starts the next window's: every vertex's box from its end position (the
+ * next substep's start) and its velocity, the trees fitted to them, and the first
+ * EARLY_SHARE of the traversal jobs, whose candidates wait in old_vf and old_ee; the
+ * next substep runs the other jobs (finish_broad_phase), then checks every vertex
+ * against its new box as after any broad phase (boxes are only a guess about the
+ * motion: mark_escaped decides whether the candidates hold).  Only when the next
+ * substep would run the whole broad phase anyway (more than BROAD_REFRESH_MAX of the
+ * triangles with a moving box), and with windows of several substeps. */
+static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	c->pending = false;
+	if (!c->have_candidates || c->candidates_self != w->def.self_collisions || c->window < 2 ||
+	    c->tau + 1 != c->window)
+		return true;
+	int64_t t0 = sim_now_ns();
+	const int nt = c->tris.count, *tri = c->tris.data;
+	int moving = 0;
+	for (int t = 0; t < nt; t++) {
+		bool m = false;
+		for (int j = 0; j < 3; j++) {
+			const kbox *kb = &c->vkin[tri[3 * t + j]];
+			for (int k = 0; k < 3; k++)
+				m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
+		}
+		moving += m;
+	}
+	if (!((float)moving > BROAD_REFRESH_MAX * (float)nt))
+		return true;
+	/* the next substep starts where this one ends: x0 + h vbar, as the world writes it */
+	for (int i = 0; i < c->nv; i++)
+		for (int k = 0; k < 3; k++)
+			c->x0[i][k] = c->x0[i][k] + h * c->vbar[i][k];
+	box_task boxes;
+	if (!new_boxes(c, w, h, pad, &boxes))
+		return false;
+	c->tau = -1; /* the next substep's clock makes it the window's first */
+	int64_t t1 = sim_now_ns();
+	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
+	int njobs = make_jobs(c, w, BROAD_JOBS);
+	if (njobs < 0)
+		return false;
+	int first = (int)(EARLY_SHARE * (float)njobs + 0.5f);
+	/* the jobs append to vf and ee: the current candidates wait in old_vf and old_ee */
+	darray tmp;
+	c->old_vf.count = c->old_ee.count = 0;
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	bool ok = run_jobs(c, w, 0, first);
+	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
+	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
+	if (!ok)
+		return false;
+	c->pending = true;
+	c->pending_first = first;
+	c->pending_jobs = njobs;
+	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
+	return true;
+}
+
+/* The rest of the broad phase early_broad_phase started: its candidates so far (in
+ * old_vf and old_ee) become the list, the current one goes aside for its bounds. */
+static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st)
+{
+	int64_t t1 = sim_now_ns();
+	c->pending = false;
+	bool carry = set_aside(c);
+	/* set_aside swapped the early jobs' candidates in */
+	if (!run_jobs(c, w, c->pending_first, c->pending_jobs) || !complete_candidates(c, w, carry))
+		return false;
+	c->early_windows++;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -1507,12 +1637,14 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	}
 	if (!sort_hits(c, c->tris.count))
 		return false;
+
 	bool par = parallel(w);
 	int nblocks = (c->hits_sorted.count + HIT_BLOCK - 1) / HIT_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return false;
 	expand_task task = {c, !par};
 	sim_parallel_for(w, expand_range, nblocks, 1, &task);
+
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
@@ -1520,33 +1652,48 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 }
 
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
- * changed, so neither has what they yield), in order, with their states and bounds. */
-static void drop_dirty(sim_collide *c)
+ * changed, so neither has what they yield), in order, with their states and bounds; the
+ * others go to old_vf and old_ee with their bounds, for the pairs found again
+ * (carry_bounds).  False when out of memory. */
+static bool drop_dirty(sim_collide *c)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
-	pair *vf = c->vf.data, *ee = c->ee.data;
+	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
+	    !reserve(&c->old_ee, sizeof(pair), c->ee.count) || !reserve(&c->old_ee_lb, sizeof(double), c->ee.count))
+		return false;
+	pair *vf = c->vf.data, *ee = c->ee.data, *ovf = c->old_vf.data, *oee = c->old_ee.data;
 	int *vs = c->vf_state.data, *es = c->ee_state.data;
-	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
-	/* Few go: the branches are predictable, and nothing moves before the first. */
-	int n = 0;
+	double *vl = c->vf_lb.data, *el = c->ee_lb.data, *ovl = c->old_vf_lb.data, *oel = c->old_ee_lb.data;
+	/* In a fold a quarter may go, at random: every candidate is written to both lists
+	 * and kept by the counts alone, without a branch. */
+	int n = 0, m = 0;
 	for (int q = 0; q < c->vf.count; q++) {
-		if (dirty[vt[vf[q].a]] | dirty[vf[q].b])
-			continue;
-		if (n != q)
-			vf[n] = vf[q], vs[n] = vs[q], vl[n] = vl[q];
-		n++;
+		pair p = vf[q];
+		int st = vs[q];
+		double lb = vl[q];
+		bool gone = dirty[vt[p.a]] | dirty[p.b];
+		ovf[m] = p, ovl[m] = lb;
+		vf[n] = p, vs[n] = st, vl[n] = lb;
+		m += gone;
+		n += !gone;
 	}
 	c->vf.count = n;
-	n = 0;
+	c->old_vf.count = m;
+	n = m = 0;
 	for (int q = 0; q < c->ee.count; q++) {
-		if (dirty[et[ee[q].a]] | dirty[et[ee[q].b]])
-			continue;
-		if (n != q)
-			ee[n] = ee[q], es[n] = es[q], el[n] = el[q];
-		n++;
+		pair p = ee[q];
+		int st = es[q];
+		double lb = el[q];
+		bool gone = dirty[et[p.a]] | dirty[et[p.b]];
+		oee[m] = p, oel[m] = lb;
+		ee[n] = p, es[n] = st, el[n] = lb;
+		m += gone;
+		n += !gone;
 	}
 	c->ee.count = n;
+	c->old_ee.count = m;
+	return true;
 }
 
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
@@ -1562,6 +1709,9 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 {
 	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
 	c->new_vf = c->new_ee = 0;
+	if (c->pending && valid && !finish_broad_phase(c, w, st))
+		return false;
+	c->pending = false; /* otherwise the broad phase below starts afresh */
 	if (valid && mark_escaped(c, w, h, start_margin, 0.0f) == 0) {
 		c->new_vf = c->vf.count;
 		c->new_ee = c->ee.count;
@@ -1571,8 +1721,11 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		return broad_phase(c, w, h, pad, st);
 	/* Every vertex that has used up half its slack gets a new box too: a moving vertex
 	 * would leave its box soon anyway, and one refresh for many is cheaper than many;
-	 * vertices at rest keep theirs. */
-	if (start_margin >= 0.0f) /* at the start of a substep; during the sweeps only those out */
+	 * vertices at rest keep theirs.  Only at the start of a substep (during the sweeps
+	 * only those out), and not in the window's last one: there a new box would serve
+	 * that substep alone, since every moving box is renewed when the window ends (in a
+	 * fold that was the largest refresh of each window, for nothing). */
+	if (start_margin >= 0.0f && c->tau + 1 < c->window)
 		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count, ne = c->edges.count;
@@ -1612,7 +1765,8 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
-	drop_dirty(c);
+	if (!drop_dirty(c))
+		return false;
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
 	bool ok = dirty_pairs(c, w);
@@ -1630,6 +1784,12 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		vs[q] = -1, vl[q] = 0.0;
 	for (int q = old_ee; q < c->ee.count; q++)
 		es[q] = -1, el[q] = 0.0;
+	/* a pair found again keeps its bound: a bound on its distance, wherever it came from */
+	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
+	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
+	if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &nvf, vl + old_vf, c->nv) ||
+	    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &nee, el + old_ee, c->edges.count))
+		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
@@ -1686,6 +1846,33 @@ int sim_collide_debug_depth(const sim_collide *c)
 		deepest = d > deepest ? d : deepest;
 	}
 	return deepest;
+}
+
+int sim_collide_debug_early_windows(const sim_collide *c) { return c->early_windows; }
+
+int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces)
+{
+	*vertex_faces = c->vf.count;
+	const pair *vf = c->vf.data, *ee = c->ee.data;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	const double *vl = c->vf_lb.data, *el = c->ee_lb.data;
+	int n = 0;
+	for (int q = 0; q < c->vf.count; q++, n++) {
+		if (n >= capacity)
+			continue;
+		const int *t = &tri[3 * vf[q].b];
+		v[n][0] = vf[q].a, v[n][1] = t[0], v[n][2] = t[1], v[n][3] = t[2];
+		lb[n] = vl[q];
+	}
+	for (int q = 0; q < c->ee.count; q++, n++) {
+		if (n >= capacity)
+			continue;
+		const int *a = edges[ee[q].a], *b = edges[ee[q].b];
+		v[n][0] = a[0], v[n][1] = a[1], v[n][2] = b[0], v[n][3] = b[1];
+		lb[n] = el[q];
+	}
+	return n;
 }
 
 static void vf_stencil(const sim_collide *c, const pair *p, const double wts[3], stencil *s)
@@ -1862,43 +2049,6 @@ static bool unit_or(const double d[3], const double fallback[3], double out[3])
 	return false;
 }
 
-/* Whether the two sides of a pair are at least sep apart at the start, by a separating
- * axis (x, y, z, then the face normal or the edges' cross product): then the distance
- * query would find d >= sep and the pair gets no contact.  Vertex-face: p0 (= p1) and
- * the triangle q0 q1 q2; edge-edge: p0 p1 and q0 q1 (q2 = q1).  A relative margin keeps
- * the test conservative against the rounding of the two computations. */
-static bool start_apart(const double p0[3], const double p1[3], const double q0[3], const double q1[3],
-                        const double q2[3], int split, double sep, double *gap)
-{
-	double thr = sep * (1.0 + 1e-6);
-	for (int k = 0; k < 3; k++) {
-		double lo_a = p0[k] < p1[k] ? p0[k] : p1[k], hi_a = p0[k] < p1[k] ? p1[k] : p0[k];
-		double lo_b = q0[k], hi_b = q0[k];
-		lo_b = q1[k] < lo_b ? q1[k] : lo_b;
-		hi_b = q1[k] > hi_b ? q1[k] : hi_b;
-		lo_b = q2[k] < lo_b ? q2[k] : lo_b;
-		hi_b = q2[k] > hi_b ? q2[k] : hi_b;
-		double g = lo_b - hi_a > lo_a - hi_b ? lo_b - hi_a : lo_a - hi_b;
-		if (g > thr) {
-			*gap = g;
-			return true;
-		}
-	}
-	double u[3], v[3], n[3], r[3];
-	for (int k = 0; k < 3; k++) {
-		u[k] = split == 1 ? q1[k] - q0[k] : p1[k] - p0[k];
-		v[k] = split == 1 ? q2[k] - q0[k] : q1[k] - q0[k];
-		r[k] = p0[k] - q0[k];
-	}
-	cross3(u, v, n);
-	double len = norm3(n), g = fabs(r[0] * n[0] + r[1] * n[1] + r[2] * n[2]);
-	if (len > 0.0 && g > thr * len) {
-		*gap = g / len;
-		return true;
-	}
-	return false;
-}
-
 /* A contact between two moving sides goes into this sweep's Jacobi average; one
  * against a side that cannot move waits for the second pass (rigid_contacts). */
 static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face, const double n[3], double d,
@@ -2008,11 +2158,10 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			const double *p = xd[va], *a = xd[t[0]], *b = xd[t[1]], *cc = xd[t[2]];
 			/* the pair's separation: the vertex's side and the triangle's */
 			double sep = (double)vsep[va] + (double)vsep[t[2]], wts[3];
-			/* A pair within its separation at the last test is most likely so again: the
-			 * distance decides at once, without the separating axes' guess first. */
-			bool near = carry && lb0 > 0.0 && lb0 < sep;
-			if (!near && start_apart(p, p, a, b, cc, 1, sep, &vf_lb[q]))
-				continue;
+			/* The exact distance, also where a separating axis would clear the pair: it is
+			 * the bound carried to the next substeps, and an axis's gap, often well below
+			 * the distance, brought the same pairs back to be tested at every step of a
+			 * fold (docs/benchmarks.md, "The fold's p99"). */
 			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
 			double d = sqrt(d2);
 			vf_lb[q] = d;
@@ -2061,9 +2210,6 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			}
 			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
 			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
-			bool near = carry && lb0 > 0.0 && lb0 < sep;
-			if (!near && start_apart(p0, p1, q0, q1, q1, 2, sep, &ee_lb[q]))
-				continue;
 			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
 			double d = sqrt(d2);
 			ee_lb[q] = d;
@@ -3300,5 +3446,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 			w->v[i][k] += c->vbar[i][k] - c->vbar_in[i][k];
 		}
 	}
+	if (!early_broad_phase(c, w, h, pad, st))
+		return SIM_ERROR_OUT_OF_MEMORY;
 	return SIM_OK;
 }

@@ -360,6 +360,15 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st);
  * sim_world_debug_boxes), and the deepest level. */
 int sim_collide_debug_boxes(const sim_collide *c, int depth_min, int depth_max, float (*out)[7], int capacity);
 int sim_collide_debug_depth(const sim_collide *c);
+/* For tests: the candidates as they stand (vertex-face pairs, then edge-edge pairs), each
+ * as its four collision vertices (the vertex then the triangle's, or the two edges', as
+ * the debug log names them) with its lower bound on the primitives' distance at the
+ * last contact search's start (0: none); at most capacity are written, the count is
+ * returned and the vertex-face pairs' in vertex_faces. */
+int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces);
+/* For tests: how many broad phases were started early, by a window's last substep
+ * (collide.c, early_broad_phase), and finished by the next. */
+int sim_collide_debug_early_windows(const sim_collide *c);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);
