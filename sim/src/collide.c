@@ -1061,8 +1061,8 @@ static void on_triangle_pair(void *user, int ta, int tb)
 
 /* The union of n vertices' kinetic boxes: at each end of the window the union of their
  * boxes there.  In between it holds them too (a minimum of linear functions lies above
- * the interpolation of their minima).  And in `box` the union of their boxes over the
- * rest of the window, for the trees. */
+ * the interpolation of their minima).  And in `box` (unless NULL: an edge's, which
+ * nothing reads) the union of their boxes over the rest of the window, for the trees. */
 static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbox *box)
 {
 #if defined(__SSE2__)
@@ -1070,20 +1070,25 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 	 * loop's choices, lane by lane */
 	const kbox *a = &c->vkin[v[0]];
 	__m128 lo0 = _mm_loadu_ps(a->lo0), hi0 = _mm_loadu_ps(a->hi0), lo1 = _mm_loadu_ps(a->lo1);
-	__m128 hi1 = _mm_loadu_ps(a->hi1), lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
+	__m128 hi1 = _mm_loadu_ps(a->hi1);
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
 		lo0 = _mm_min_ps(_mm_loadu_ps(b->lo0), lo0);
 		hi0 = _mm_max_ps(_mm_loadu_ps(b->hi0), hi0);
 		lo1 = _mm_min_ps(_mm_loadu_ps(b->lo1), lo1);
 		hi1 = _mm_max_ps(_mm_loadu_ps(b->hi1), hi1);
-		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
-		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
 	}
 	_mm_storeu_ps(out->lo0, lo0);
 	_mm_storeu_ps(out->hi0, hi0);
 	_mm_storeu_ps(out->lo1, lo1);
 	_mm_storeu_ps(out->hi1, hi1);
+	if (!box)
+		return;
+	__m128 lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
+	for (int j = 1; j < n; j++) {
+		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
+		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
+	}
 	float l[4], h[4];
 	_mm_storeu_ps(l, lo);
 	_mm_storeu_ps(h, hi);
@@ -1091,8 +1096,6 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 	memcpy(box->hi, h, sizeof box->hi);
 #else
 	*out = c->vkin[v[0]];
-	for (int k = 0; k < 3; k++)
-		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
 		for (int k = 0; k < 4; k++) {
@@ -1101,6 +1104,12 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
 			out->hi1[k] = b->hi1[k] > out->hi1[k] ? b->hi1[k] : out->hi1[k];
 		}
+	}
+	if (!box)
+		return;
+	for (int k = 0; k < 3; k++)
+		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
+	for (int j = 1; j < n; j++) {
 		for (int k = 0; k < 3; k++) {
 			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
 			box->lo[k] = l < box->lo[k] ? l : box->lo[k];
@@ -1110,7 +1119,8 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 #endif
 }
 
-/* The boxes of triangle t and of edge e: the unions of their vertices' boxes. */
+/* The boxes of triangle t and of edge e: the unions of their vertices' boxes (an edge's
+ * kinetic box only: the primitive pairs' cull is all that reads it). */
 static void triangle_box(sim_collide *c, int t)
 {
 	const int *v = &((const int *)c->tris.data)[3 * t];
@@ -1120,7 +1130,7 @@ static void triangle_box(sim_collide *c, int t)
 static void edge_box(sim_collide *c, int e)
 {
 	const int *v = ((const int(*)[2])c->edges.data)[e];
-	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], &((fbox *)c->edge_box.data)[e]);
+	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], NULL);
 }
 
 /* The boxes of a full broad phase, in ranges: each item writes only its own box. */
