@@ -73,6 +73,16 @@
 #define BVH_SSE 0
 #endif
 
+/* A leaf pair's sixteen lane pairs in one AVX-512 register each, where the processor
+ * has it (chosen at run time; the compares are exact, so either path gives the same
+ * masks). */
+#if BVH_SSE && defined(__x86_64__) && defined(__GNUC__) && !defined(BVH_NO_AVX512)
+#include <immintrin.h>
+#define BVH_AVX512 1
+#else
+#define BVH_AVX512 0
+#endif
+
 /* Triangles per leaf at most; the leaf layout below is four lanes wide. */
 #define BVH_LEAF_SIZE 4
 
@@ -567,6 +577,50 @@ static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
 	return vert_lanes(v, b);
 }
 
+#if BVH_AVX512
+/* Bit 4 i + k set when lane i of leaf a overlaps lane k of leaf b and, with verts, the
+ * two share no vertex: lane i of a repeated over four lanes against b's four lanes
+ * tiled, the same IEEE <= (ordered: false with NaN) and integer == as the SSE path. */
+__attribute__((target("avx512f"))) static unsigned leaf_mask_avx512(const bvh_leaf *a, const bvh_leaf *b,
+                                                                    bool verts)
+{
+	const __m512i rep = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+	__mmask16 m = 0xffff;
+	for (int c = 0; c < 3; c++) {
+		__m512 alo = _mm512_permutexvar_ps(rep, _mm512_castps128_ps512(_mm_loadu_ps(a->lo[c])));
+		__m512 ahi = _mm512_permutexvar_ps(rep, _mm512_castps128_ps512(_mm_loadu_ps(a->hi[c])));
+		__m512 blo = _mm512_broadcast_f32x4(_mm_loadu_ps(b->lo[c]));
+		__m512 bhi = _mm512_broadcast_f32x4(_mm_loadu_ps(b->hi[c]));
+		m = _mm512_mask_cmp_ps_mask(m, alo, bhi, _CMP_LE_OQ);
+		m = _mm512_mask_cmp_ps_mask(m, blo, ahi, _CMP_LE_OQ);
+	}
+	if (verts && m) {
+		__m512i b0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[0]));
+		__m512i b1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[1]));
+		__m512i b2 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[2]));
+		for (int c = 0; c < 3; c++) {
+			__m512i v = _mm512_permutexvar_epi32(rep, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)a->vert[c])));
+			m &= (__mmask16)~(_mm512_cmpeq_epi32_mask(v, b0) | _mm512_cmpeq_epi32_mask(v, b1) |
+			                  _mm512_cmpeq_epi32_mask(v, b2));
+		}
+	}
+	return m;
+}
+
+/* Whether the AVX-512 path runs: asked once (the answer cannot change). */
+static bool have_avx512(void)
+{
+	static int known; /* 0: not asked yet; 1: no; 2: yes (a race only asks twice) */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (k == 0) {
+		__builtin_cpu_init();
+		k = __builtin_cpu_supports("avx512f") ? 2 : 1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 2;
+}
+#endif
+
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
  * are all made before any report, so their unpredictable outcomes cost no branches.
  * sorted: the smaller triangle first (one tree); otherwise a's triangle first. */
@@ -587,6 +641,13 @@ static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b,
 /* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
 static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
 {
+#if BVH_AVX512
+	if (have_avx512()) {
+		/* the pairs i < k: bits 1-3, 6-7 and 11 */
+		report_mask(leaf_mask_avx512(a, a, verts) & 0x08ceu, a, a, true, fn, user);
+		return;
+	}
+#endif
 	unsigned m = 0;
 	for (int i = 0; i + 1 < a->count; i++) {
 		unsigned r = lane_overlaps(a, i, a) & (0xeu << i) & 0xfu;
@@ -601,6 +662,12 @@ static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *u
 static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
                       void *user)
 {
+#if BVH_AVX512
+	if (have_avx512()) {
+		report_mask(leaf_mask_avx512(a, b, verts), a, b, sorted, fn, user);
+		return;
+	}
+#endif
 	unsigned m = 0;
 	for (int i = 0; i < a->count; i++) {
 		unsigned r = lane_overlaps(a, i, b);
