@@ -638,15 +638,13 @@ static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b,
 	}
 }
 
-/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
-static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
+/* The overlapping triangle pairs inside one leaf as a mask (bit 4 i + k, i < k); with
+ * verts, those that share no vertex. */
+static inline unsigned self_mask(const bvh_leaf *a, bool verts)
 {
 #if BVH_AVX512
-	if (have_avx512()) {
-		/* the pairs i < k: bits 1-3, 6-7 and 11 */
-		report_mask(leaf_mask_avx512(a, a, verts) & 0x08ceu, a, a, true, fn, user);
-		return;
-	}
+	if (have_avx512())
+		return leaf_mask_avx512(a, a, verts) & 0x08ceu; /* i < k: bits 1-3, 6-7 and 11 */
 #endif
 	unsigned m = 0;
 	for (int i = 0; i + 1 < a->count; i++) {
@@ -655,18 +653,16 @@ static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *u
 			r &= ~lane_shares(a, i, a);
 		m |= r << (4 * i);
 	}
-	report_mask(m, a, a, true, fn, user);
+	return m;
 }
 
-/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
-static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
-                      void *user)
+/* The overlapping triangle pairs between two leaves as a mask (bit 4 i + k: lane i of a
+ * with lane k of b); with verts, those that share no vertex. */
+static inline unsigned pair_mask(const bvh_leaf *a, const bvh_leaf *b, bool verts)
 {
 #if BVH_AVX512
-	if (have_avx512()) {
-		report_mask(leaf_mask_avx512(a, b, verts), a, b, sorted, fn, user);
-		return;
-	}
+	if (have_avx512())
+		return leaf_mask_avx512(a, b, verts);
 #endif
 	unsigned m = 0;
 	for (int i = 0; i < a->count; i++) {
@@ -675,7 +671,20 @@ static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool ve
 			r &= ~lane_shares(a, i, b);
 		m |= r << (4 * i);
 	}
-	report_mask(m, a, b, sorted, fn, user);
+	return m;
+}
+
+/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
+static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
+{
+	report_mask(self_mask(a, verts), a, a, true, fn, user);
+}
+
+/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
+static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
+                      void *user)
+{
+	report_mask(pair_mask(a, b, verts), a, b, sorted, fn, user);
 }
 
 typedef struct bvh_walk {
@@ -995,14 +1004,8 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 		if (self && i == j) {
 			if (ni.leaf) {
 				const bvh_leaf *a = &p->leaves[ni.index];
-				unsigned ma = p->leaf_mark[ni.index], m = 0;
-				for (int x = 0; x + 1 < a->count; x++) {
-					unsigned r = lane_overlaps(a, x, a) & (0xeu << x) & 0xfu;
-					if (verts)
-						r &= ~lane_shares(a, x, a);
-					m |= r << (4 * x);
-				}
-				report_mask(m & marked_lanes(ma, ma), a, a, true, fn, user);
+				unsigned ma = p->leaf_mark[ni.index];
+				report_mask(self_mask(a, verts) & marked_lanes(ma, ma), a, a, true, fn, user);
 				continue;
 			}
 			int l = i + 1, r = ni.index;
@@ -1015,14 +1018,8 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 		}
 		if (ni.leaf && nj.leaf) {
 			const bvh_leaf *a = &p->leaves[ni.index], *b = &q->leaves[nj.index];
-			unsigned m = 0;
-			for (int x = 0; x < a->count; x++) {
-				unsigned r = lane_overlaps(a, x, b);
-				if (verts)
-					r &= ~lane_shares(a, x, b);
-				m |= r << (4 * x);
-			}
-			report_mask(m & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b, self, fn, user);
+			report_mask(pair_mask(a, b, verts) & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b,
+			            self, fn, user);
 		} else if (nj.leaf) {
 			push_marked(&s, p, ni.index, q, j);
 			push_marked(&s, p, i + 1, q, j);
