@@ -628,10 +628,16 @@ static bool have_avx512(void)
 
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
  * are all made before any report, so their unpredictable outcomes cost no branches.
- * sorted: the smaller triangle first (one tree); otherwise a's triangle first. */
+ * sorted: the smaller triangle first (one tree); otherwise a's triangle first.  With
+ * mfn, the whole mask in one call instead (when it has a pair). */
 static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b, bool sorted,
-                               sim_bvh_pair_fn fn, void *user)
+                               sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
+	if (mfn) {
+		if (m)
+			mfn(user, a->tri, b->tri, m, sorted);
+		return;
+	}
 	while (m) {
 		int bit = __builtin_ctz(m);
 		m &= m - 1;
@@ -680,16 +686,16 @@ static inline unsigned pair_mask(const bvh_leaf *a, const bvh_leaf *b, bool vert
 }
 
 /* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
-static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
+static inline void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
-	report_mask(self_mask(a, verts), a, a, true, fn, user);
+	report_mask(self_mask(a, verts), a, a, true, fn, mfn, user);
 }
 
 /* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
-static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
-                      void *user)
+static inline void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
+                             sim_bvh_mask_fn mfn, void *user)
 {
-	report_mask(pair_mask(a, b, verts), a, b, sorted, fn, user);
+	report_mask(pair_mask(a, b, verts), a, b, sorted, fn, mfn, user);
 }
 
 typedef struct bvh_walk {
@@ -717,12 +723,12 @@ static inline void push_if(bvh_walk *s, const bvh_box *pb, int i, const bvh_box 
  * size, and opening both measured faster than opening the bigger one (fewer visits for
  * the same tests). */
 static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, bool sorted, bvh_walk *s,
-                              sim_bvh_pair_fn fn, void *user)
+                              sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
 	bvh_link ni = p->link[i], nj = q->link[j];
 	const bvh_box *pb = p->node_box, *qb = q->node_box;
 	if (ni.leaf && nj.leaf) {
-		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, user);
+		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, mfn, user);
 	} else if (nj.leaf) {
 		push_if(s, pb, ni.index, qb, j);
 		push_if(s, pb, i + 1, qb, j);
@@ -749,14 +755,14 @@ void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
 		if (i != j) {
-			visit_pair(b, i, b, j, true, &s, fn, user);
+			visit_pair(b, i, b, j, true, &s, fn, NULL, user);
 			continue;
 		}
 		/* A subtree against itself: both halves against themselves and each other; every
 		 * unordered triangle pair lies under exactly one such split. */
 		bvh_link n = b->link[i];
 		if (n.leaf) {
-			leaf_self(&b->leaves[n.index], b->verts, fn, user);
+			leaf_self(&b->leaves[n.index], b->verts, fn, NULL, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -775,7 +781,7 @@ void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void 
 	push_if(&s, p->node_box, 0, q->node_box, 0);
 	while (s.top > 0) {
 		s.top--;
-		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, user);
+		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, NULL, user);
 	}
 }
 
@@ -860,7 +866,8 @@ int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh
 	return count;
 }
 
-void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+static inline void run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn,
+                           sim_bvh_mask_fn mfn, void *user)
 {
 	bool self = p == q;
 	bvh_walk s;
@@ -870,12 +877,12 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
 		if (!self || i != j) {
-			visit_pair(p, i, q, j, self, &s, fn, user);
+			visit_pair(p, i, q, j, self, &s, fn, mfn, user);
 			continue;
 		}
 		bvh_link n = p->link[i];
 		if (n.leaf) {
-			leaf_self(&p->leaves[n.index], p->verts, fn, user);
+			leaf_self(&p->leaves[n.index], p->verts, fn, mfn, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -883,6 +890,16 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 		push(&s, r, r);
 		push(&s, l, l);
 	}
+}
+
+void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+{
+	run_job(p, q, job, fn, NULL, user);
+}
+
+void sim_bvh_run_job_masks(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_mask_fn fn, void *user)
+{
+	run_job(p, q, job, NULL, fn, user);
 }
 
 /* Bit k set when lane k of the leaf overlaps box q (unused lanes never do). */
@@ -1010,7 +1027,7 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 			if (ni.leaf) {
 				const bvh_leaf *a = &p->leaves[ni.index];
 				unsigned ma = p->leaf_mark[ni.index];
-				report_mask(self_mask(a, verts) & marked_lanes(ma, ma), a, a, true, fn, user);
+				report_mask(self_mask(a, verts) & marked_lanes(ma, ma), a, a, true, fn, NULL, user);
 				continue;
 			}
 			int l = i + 1, r = ni.index;
@@ -1024,7 +1041,7 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 		if (ni.leaf && nj.leaf) {
 			const bvh_leaf *a = &p->leaves[ni.index], *b = &q->leaves[nj.index];
 			report_mask(pair_mask(a, b, verts) & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b,
-			            self, fn, user);
+			            self, fn, NULL, user);
 		} else if (nj.leaf) {
 			push_marked(&s, p, ni.index, q, j);
 			push_marked(&s, p, i + 1, q, j);

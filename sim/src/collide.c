@@ -1051,12 +1051,24 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 	return ok && index_adjacency(c, nt);
 }
 
-/* The traversal's report of two overlapping triangles, in tree-local indices. */
-static void on_triangle_pair(void *user, int ta, int tb)
+/* The traversal's reports of a leaf pair (sim_bvh_run_job_masks): its overlapping
+ * triangle pairs, in tree-local indices, in the order sim_bvh_run_job would report them
+ * one call each. */
+static void on_triangle_pairs(void *user, const int *ta, const int *tb, unsigned m, bool sorted)
 {
 	broad_ctx *ctx = user;
-	if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, ta + ctx->first_a, tb + ctx->first_b))
-		ctx->failed = true;
+	while (m) {
+		int bit = __builtin_ctz(m);
+		m &= m - 1;
+		int a = ta[bit >> 2], b = tb[bit & 3];
+		if (sorted && b < a) {
+			int t = a;
+			a = b;
+			b = t;
+		}
+		if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, a + ctx->first_a, b + ctx->first_b))
+			ctx->failed = true;
+	}
 }
 
 /* The union of n vertices' kinetic boxes: at each end of the window the union of their
@@ -1283,7 +1295,7 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
 		                c->owner_first_tri[b], false};
-		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
+		sim_bvh_run_job_masks(c->trees[a], c->trees[b], jobs[k], on_triangle_pairs, &bc);
 		out->failed |= bc.failed;
 	}
 }
