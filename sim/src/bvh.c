@@ -62,7 +62,10 @@
  * is reached exactly once, under the node where the two part.  Pairs of distinct
  * internal nodes open both at once (on a median-split tree the two are of one size;
  * this measured faster than opening only the bigger one).  Only overlapping pairs are
- * pushed.  The order of the reports depends only on the tree and the boxes. */
+ * pushed.  The order of the reports depends only on the tree and the boxes.
+ * sim_bvh_run_job_masks hands over a leaf pair's mask and triangles in one call, the
+ * same pairs in the same order (bits low first) for one call per leaf pair instead of
+ * one per triangle pair. */
 #include "sim_internal.h"
 
 #include <assert.h>
