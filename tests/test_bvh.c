@@ -474,6 +474,76 @@ static void split_jobs_keep_order(void)
 	soup_free(&q);
 }
 
+/* sim_bvh_run_job_masks' masks, expanded as its contract says (bits low first, the
+ * smaller triangle first when sorted), give sim_bvh_run_job's pairs in its order, job by
+ * job: for a tree with itself and two trees, with and without the neighbour filter. */
+static soup grid_soup(int n, uint64_t seed);
+
+typedef struct mask_log {
+	pair_log *log;
+	int calls, empty; /* calls, and calls with an empty mask (there must be none) */
+} mask_log;
+
+static void log_mask(void *user, const int *ta, const int *tb, unsigned mask, bool sorted)
+{
+	mask_log *ml = user;
+	ml->calls++;
+	ml->empty += mask == 0;
+	for (int bit = 0; bit < 16; bit++) {
+		if (!(mask >> bit & 1u))
+			continue;
+		int a = ta[bit >> 2], b = tb[bit & 3];
+		if (sorted && b < a)
+			log_pair(ml->log, b, a);
+		else
+			log_pair(ml->log, a, b);
+	}
+}
+
+static void masks_give_the_jobs_pairs(void)
+{
+	enum { ROOM = 4096 };
+	static sim_bvh_job jobs[ROOM], scratch[ROOM];
+	soup g = grid_soup(24, 4242);
+	soup p = soup_make(900, 1.0f, 0.05f, 23);
+	soup q = soup_make(400, 1.2f, 0.04f, 24);
+	REQUIRE(g.tris && p.tris && q.tris);
+	sim_bvh *bg = sim_bvh_create(), *bp = sim_bvh_create(), *bq = sim_bvh_create();
+	REQUIRE(bg && bp && bq);
+	CHECK(sim_bvh_update(bp, p.tris, p.nt, p.x0, p.x1, 0.01f));
+	CHECK(sim_bvh_update(bq, q.tris, q.nt, q.x0, q.x1, 0.004f));
+	for (int variant = 0; variant < 4; variant++) {
+		/* 0: soup with itself, 1: two soups, 2 and 3: the grid with itself, without and
+		 * with its vertices (the neighbour filter) */
+		const sim_bvh *a = variant < 2 ? bp : bg, *b = variant == 1 ? bq : a;
+		if (variant >= 2) {
+			sim_box *boxes = malloc(sizeof(sim_box) * (size_t)g.nt);
+			REQUIRE(boxes);
+			for (int t = 0; t < g.nt; t++)
+				tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
+			CHECK(sim_bvh_update_boxes(bg, boxes, variant == 3 ? g.tris : NULL, g.nt, 0.002f));
+			free(boxes);
+		}
+		int n = sim_bvh_split(a, b, jobs, scratch, ROOM, 64);
+		CHECK(n >= 64);
+		pair_log want = {0}, got = {0};
+		mask_log ml = {&got, 0, 0};
+		for (int k = 0; k < n; k++) {
+			sim_bvh_run_job(a, b, jobs[k], log_pair, &want);
+			sim_bvh_run_job_masks(a, b, jobs[k], log_mask, &ml);
+		}
+		CHECK_MSG(want.count > 200, "variant %d: %d pairs", variant, want.count);
+		CHECK_MSG(same_log(&got, &want), "variant %d: %d pairs against %d", variant, got.count, want.count);
+		/* fewer calls than pairs: the point of the masks */
+		CHECK_MSG(ml.empty == 0 && ml.calls < want.count, "variant %d: %d calls (%d empty) for %d pairs", variant,
+		          ml.calls, ml.empty, want.count);
+		log_free(&want);
+		log_free(&got);
+	}
+	sim_bvh_destroy(bg), sim_bvh_destroy(bp), sim_bvh_destroy(bq);
+	soup_free(&g), soup_free(&p), soup_free(&q);
+}
+
 static void refit_and_rebuild_rule(void)
 {
 	soup s = soup_make(400, 1.0f, 0.04f, 99);
@@ -1019,6 +1089,7 @@ static const test_case tests[] = {
 	TEST(touching_boxes_overlap),
 	TEST(tree_pairs_match_brute_force),
 	TEST(split_jobs_keep_order),
+	TEST(masks_give_the_jobs_pairs),
 	TEST(refit_and_rebuild_rule),
 	TEST(refit_without_rebuild_is_exact),
 	TEST(empty_and_single),

@@ -13,7 +13,12 @@
  * pair is reported (no branch per outcome).  On a 33 x 33 cloth (2048 triangles, 3 mm
  * margin) four per leaf measured about twice as fast as one or two for refit plus self
  * traversal; the reported pairs are the exact set of overlapping triangle boxes either
- * way, since every lane is tested.
+ * way, since every lane is tested.  Where the processor has AVX-512 (asked once, at run
+ * time) a leaf pair's sixteen lane pairs fill one register: lane i of one leaf repeated
+ * four times against the other's four lanes tiled, so the six box compares and the nine
+ * vertex compares give the mask with one instruction each (the SSE path takes four rows
+ * of them).  The compares are exact, so both paths give the same masks bit for bit, and
+ * tests/bvh.cmake runs test_bvh again on the SSE and the scalar paths.
  *
  * Build.  Top-down: a node's triangles are split at the median of their box centres
  * along the longest axis of the centres' bounds (ties: x before y before z).  The median
@@ -57,7 +62,10 @@
  * is reached exactly once, under the node where the two part.  Pairs of distinct
  * internal nodes open both at once (on a median-split tree the two are of one size;
  * this measured faster than opening only the bigger one).  Only overlapping pairs are
- * pushed.  The order of the reports depends only on the tree and the boxes. */
+ * pushed.  The order of the reports depends only on the tree and the boxes.
+ * sim_bvh_run_job_masks hands over a leaf pair's mask and triangles in one call, the
+ * same pairs in the same order (bits low first) for one call per leaf pair instead of
+ * one per triangle pair. */
 #include "sim_internal.h"
 
 #include <assert.h>
@@ -71,6 +79,16 @@
 #define BVH_SSE 1
 #else
 #define BVH_SSE 0
+#endif
+
+/* A leaf pair's sixteen lane pairs in one AVX-512 register each, where the processor
+ * has it (chosen at run time; the compares are exact, so either path gives the same
+ * masks). */
+#if BVH_SSE && defined(__x86_64__) && defined(__GNUC__) && !defined(BVH_NO_AVX512)
+#include <immintrin.h>
+#define BVH_AVX512 1
+#else
+#define BVH_AVX512 0
 #endif
 
 /* Triangles per leaf at most; the leaf layout below is four lanes wide. */
@@ -567,12 +585,62 @@ static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
 	return vert_lanes(v, b);
 }
 
+#if BVH_AVX512
+/* Bit 4 i + k set when lane i of leaf a overlaps lane k of leaf b and, with verts, the
+ * two share no vertex: lane i of a repeated over four lanes against b's four lanes
+ * tiled, the same IEEE <= (ordered: false with NaN) and integer == as the SSE path. */
+__attribute__((target("avx512f"))) static unsigned leaf_mask_avx512(const bvh_leaf *a, const bvh_leaf *b,
+                                                                    bool verts)
+{
+	const __m512i rep = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+	__mmask16 m = 0xffff;
+	for (int c = 0; c < 3; c++) {
+		__m512 alo = _mm512_permutexvar_ps(rep, _mm512_castps128_ps512(_mm_loadu_ps(a->lo[c])));
+		__m512 ahi = _mm512_permutexvar_ps(rep, _mm512_castps128_ps512(_mm_loadu_ps(a->hi[c])));
+		__m512 blo = _mm512_broadcast_f32x4(_mm_loadu_ps(b->lo[c]));
+		__m512 bhi = _mm512_broadcast_f32x4(_mm_loadu_ps(b->hi[c]));
+		m = _mm512_mask_cmp_ps_mask(m, alo, bhi, _CMP_LE_OQ);
+		m = _mm512_mask_cmp_ps_mask(m, blo, ahi, _CMP_LE_OQ);
+	}
+	if (verts && m) {
+		__m512i b0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[0]));
+		__m512i b1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[1]));
+		__m512i b2 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)b->vert[2]));
+		for (int c = 0; c < 3; c++) {
+			__m512i v = _mm512_permutexvar_epi32(rep, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)a->vert[c])));
+			m &= (__mmask16)~(_mm512_cmpeq_epi32_mask(v, b0) | _mm512_cmpeq_epi32_mask(v, b1) |
+			                  _mm512_cmpeq_epi32_mask(v, b2));
+		}
+	}
+	return m;
+}
+
+/* Whether the AVX-512 path runs: asked once (the answer cannot change). */
+static bool have_avx512(void)
+{
+	static int known; /* 0: not asked yet; 1: no; 2: yes (a race only asks twice) */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (k == 0) {
+		__builtin_cpu_init();
+		k = __builtin_cpu_supports("avx512f") ? 2 : 1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 2;
+}
+#endif
+
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
  * are all made before any report, so their unpredictable outcomes cost no branches.
- * sorted: the smaller triangle first (one tree); otherwise a's triangle first. */
+ * sorted: the smaller triangle first (one tree); otherwise a's triangle first.  With
+ * mfn, the whole mask in one call instead (when it has a pair). */
 static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b, bool sorted,
-                               sim_bvh_pair_fn fn, void *user)
+                               sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
+	if (mfn) {
+		if (m)
+			mfn(user, a->tri, b->tri, m, sorted);
+		return;
+	}
 	while (m) {
 		int bit = __builtin_ctz(m);
 		m &= m - 1;
@@ -584,9 +652,14 @@ static inline void report_mask(unsigned m, const bvh_leaf *a, const bvh_leaf *b,
 	}
 }
 
-/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
-static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *user)
+/* The overlapping triangle pairs inside one leaf as a mask (bit 4 i + k, i < k); with
+ * verts, those that share no vertex. */
+static inline unsigned self_mask(const bvh_leaf *a, bool verts)
 {
+#if BVH_AVX512
+	if (have_avx512())
+		return leaf_mask_avx512(a, a, verts) & 0x08ceu; /* i < k: bits 1-3, 6-7 and 11 */
+#endif
 	unsigned m = 0;
 	for (int i = 0; i + 1 < a->count; i++) {
 		unsigned r = lane_overlaps(a, i, a) & (0xeu << i) & 0xfu;
@@ -594,13 +667,17 @@ static void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, void *u
 			r &= ~lane_shares(a, i, a);
 		m |= r << (4 * i);
 	}
-	report_mask(m, a, a, true, fn, user);
+	return m;
 }
 
-/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
-static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
-                      void *user)
+/* The overlapping triangle pairs between two leaves as a mask (bit 4 i + k: lane i of a
+ * with lane k of b); with verts, those that share no vertex. */
+static inline unsigned pair_mask(const bvh_leaf *a, const bvh_leaf *b, bool verts)
 {
+#if BVH_AVX512
+	if (have_avx512())
+		return leaf_mask_avx512(a, b, verts);
+#endif
 	unsigned m = 0;
 	for (int i = 0; i < a->count; i++) {
 		unsigned r = lane_overlaps(a, i, b);
@@ -608,7 +685,20 @@ static void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool ve
 			r &= ~lane_shares(a, i, b);
 		m |= r << (4 * i);
 	}
-	report_mask(m, a, b, sorted, fn, user);
+	return m;
+}
+
+/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
+static inline void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
+{
+	report_mask(self_mask(a, verts), a, a, true, fn, mfn, user);
+}
+
+/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
+static inline void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
+                             sim_bvh_mask_fn mfn, void *user)
+{
+	report_mask(pair_mask(a, b, verts), a, b, sorted, fn, mfn, user);
 }
 
 typedef struct bvh_walk {
@@ -636,12 +726,12 @@ static inline void push_if(bvh_walk *s, const bvh_box *pb, int i, const bvh_box 
  * size, and opening both measured faster than opening the bigger one (fewer visits for
  * the same tests). */
 static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, bool sorted, bvh_walk *s,
-                              sim_bvh_pair_fn fn, void *user)
+                              sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
 	bvh_link ni = p->link[i], nj = q->link[j];
 	const bvh_box *pb = p->node_box, *qb = q->node_box;
 	if (ni.leaf && nj.leaf) {
-		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, user);
+		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, mfn, user);
 	} else if (nj.leaf) {
 		push_if(s, pb, ni.index, qb, j);
 		push_if(s, pb, i + 1, qb, j);
@@ -668,14 +758,14 @@ void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
 		if (i != j) {
-			visit_pair(b, i, b, j, true, &s, fn, user);
+			visit_pair(b, i, b, j, true, &s, fn, NULL, user);
 			continue;
 		}
 		/* A subtree against itself: both halves against themselves and each other; every
 		 * unordered triangle pair lies under exactly one such split. */
 		bvh_link n = b->link[i];
 		if (n.leaf) {
-			leaf_self(&b->leaves[n.index], b->verts, fn, user);
+			leaf_self(&b->leaves[n.index], b->verts, fn, NULL, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -694,7 +784,7 @@ void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void 
 	push_if(&s, p->node_box, 0, q->node_box, 0);
 	while (s.top > 0) {
 		s.top--;
-		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, user);
+		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, NULL, user);
 	}
 }
 
@@ -779,7 +869,8 @@ int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh
 	return count;
 }
 
-void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+static inline void run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn,
+                           sim_bvh_mask_fn mfn, void *user)
 {
 	bool self = p == q;
 	bvh_walk s;
@@ -789,12 +880,12 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
 		if (!self || i != j) {
-			visit_pair(p, i, q, j, self, &s, fn, user);
+			visit_pair(p, i, q, j, self, &s, fn, mfn, user);
 			continue;
 		}
 		bvh_link n = p->link[i];
 		if (n.leaf) {
-			leaf_self(&p->leaves[n.index], p->verts, fn, user);
+			leaf_self(&p->leaves[n.index], p->verts, fn, mfn, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
@@ -802,6 +893,16 @@ void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bv
 		push(&s, r, r);
 		push(&s, l, l);
 	}
+}
+
+void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+{
+	run_job(p, q, job, fn, NULL, user);
+}
+
+void sim_bvh_run_job_masks(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_mask_fn fn, void *user)
+{
+	run_job(p, q, job, NULL, fn, user);
 }
 
 /* Bit k set when lane k of the leaf overlaps box q (unused lanes never do). */
@@ -928,14 +1029,8 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 		if (self && i == j) {
 			if (ni.leaf) {
 				const bvh_leaf *a = &p->leaves[ni.index];
-				unsigned ma = p->leaf_mark[ni.index], m = 0;
-				for (int x = 0; x + 1 < a->count; x++) {
-					unsigned r = lane_overlaps(a, x, a) & (0xeu << x) & 0xfu;
-					if (verts)
-						r &= ~lane_shares(a, x, a);
-					m |= r << (4 * x);
-				}
-				report_mask(m & marked_lanes(ma, ma), a, a, true, fn, user);
+				unsigned ma = p->leaf_mark[ni.index];
+				report_mask(self_mask(a, verts) & marked_lanes(ma, ma), a, a, true, fn, NULL, user);
 				continue;
 			}
 			int l = i + 1, r = ni.index;
@@ -948,14 +1043,8 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 		}
 		if (ni.leaf && nj.leaf) {
 			const bvh_leaf *a = &p->leaves[ni.index], *b = &q->leaves[nj.index];
-			unsigned m = 0;
-			for (int x = 0; x < a->count; x++) {
-				unsigned r = lane_overlaps(a, x, b);
-				if (verts)
-					r &= ~lane_shares(a, x, b);
-				m |= r << (4 * x);
-			}
-			report_mask(m & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b, self, fn, user);
+			report_mask(pair_mask(a, b, verts) & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b,
+			            self, fn, NULL, user);
 		} else if (nj.leaf) {
 			push_marked(&s, p, ni.index, q, j);
 			push_marked(&s, p, i + 1, q, j);

@@ -1056,18 +1056,30 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 	return ok && index_adjacency(c, nt);
 }
 
-/* The traversal's report of two overlapping triangles, in tree-local indices. */
-static void on_triangle_pair(void *user, int ta, int tb)
+/* The traversal's reports of a leaf pair (sim_bvh_run_job_masks): its overlapping
+ * triangle pairs, in tree-local indices, in the order sim_bvh_run_job would report them
+ * one call each. */
+static void on_triangle_pairs(void *user, const int *ta, const int *tb, unsigned m, bool sorted)
 {
 	broad_ctx *ctx = user;
-	if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, ta + ctx->first_a, tb + ctx->first_b))
-		ctx->failed = true;
+	while (m) {
+		int bit = __builtin_ctz(m);
+		m &= m - 1;
+		int a = ta[bit >> 2], b = tb[bit & 3];
+		if (sorted && b < a) {
+			int t = a;
+			a = b;
+			b = t;
+		}
+		if (!triangle_pair(ctx->c, ctx->vf, ctx->ee, a + ctx->first_a, b + ctx->first_b))
+			ctx->failed = true;
+	}
 }
 
 /* The union of n vertices' kinetic boxes: at each end of the window the union of their
  * boxes there.  In between it holds them too (a minimum of linear functions lies above
- * the interpolation of their minima).  And in `box` the union of their boxes over the
- * rest of the window, for the trees. */
+ * the interpolation of their minima).  And in `box` (unless NULL: an edge's, which
+ * nothing reads) the union of their boxes over the rest of the window, for the trees. */
 static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbox *box)
 {
 #if defined(__SSE2__)
@@ -1075,20 +1087,25 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 	 * loop's choices, lane by lane */
 	const kbox *a = &c->vkin[v[0]];
 	__m128 lo0 = _mm_loadu_ps(a->lo0), hi0 = _mm_loadu_ps(a->hi0), lo1 = _mm_loadu_ps(a->lo1);
-	__m128 hi1 = _mm_loadu_ps(a->hi1), lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
+	__m128 hi1 = _mm_loadu_ps(a->hi1);
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
 		lo0 = _mm_min_ps(_mm_loadu_ps(b->lo0), lo0);
 		hi0 = _mm_max_ps(_mm_loadu_ps(b->hi0), hi0);
 		lo1 = _mm_min_ps(_mm_loadu_ps(b->lo1), lo1);
 		hi1 = _mm_max_ps(_mm_loadu_ps(b->hi1), hi1);
-		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
-		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
 	}
 	_mm_storeu_ps(out->lo0, lo0);
 	_mm_storeu_ps(out->hi0, hi0);
 	_mm_storeu_ps(out->lo1, lo1);
 	_mm_storeu_ps(out->hi1, hi1);
+	if (!box)
+		return;
+	__m128 lo = _mm_loadu_ps(c->box_lo[v[0]]), hi = _mm_loadu_ps(c->box_hi[v[0]]);
+	for (int j = 1; j < n; j++) {
+		lo = _mm_min_ps(_mm_loadu_ps(c->box_lo[v[j]]), lo);
+		hi = _mm_max_ps(_mm_loadu_ps(c->box_hi[v[j]]), hi);
+	}
 	float l[4], h[4];
 	_mm_storeu_ps(l, lo);
 	_mm_storeu_ps(h, hi);
@@ -1096,8 +1113,6 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 	memcpy(box->hi, h, sizeof box->hi);
 #else
 	*out = c->vkin[v[0]];
-	for (int k = 0; k < 3; k++)
-		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
 	for (int j = 1; j < n; j++) {
 		const kbox *b = &c->vkin[v[j]];
 		for (int k = 0; k < 4; k++) {
@@ -1106,6 +1121,12 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 			out->lo1[k] = b->lo1[k] < out->lo1[k] ? b->lo1[k] : out->lo1[k];
 			out->hi1[k] = b->hi1[k] > out->hi1[k] ? b->hi1[k] : out->hi1[k];
 		}
+	}
+	if (!box)
+		return;
+	for (int k = 0; k < 3; k++)
+		box->lo[k] = c->box_lo[v[0]][k], box->hi[k] = c->box_hi[v[0]][k];
+	for (int j = 1; j < n; j++) {
 		for (int k = 0; k < 3; k++) {
 			float l = c->box_lo[v[j]][k], u = c->box_hi[v[j]][k];
 			box->lo[k] = l < box->lo[k] ? l : box->lo[k];
@@ -1115,7 +1136,8 @@ static void kbox_union(const sim_collide *c, const int *v, int n, kbox *out, fbo
 #endif
 }
 
-/* The boxes of triangle t and of edge e: the unions of their vertices' boxes. */
+/* The boxes of triangle t and of edge e: the unions of their vertices' boxes (an edge's
+ * kinetic box only: the primitive pairs' cull is all that reads it). */
 static void triangle_box(sim_collide *c, int t)
 {
 	const int *v = &((const int *)c->tris.data)[3 * t];
@@ -1125,7 +1147,7 @@ static void triangle_box(sim_collide *c, int t)
 static void edge_box(sim_collide *c, int e)
 {
 	const int *v = ((const int(*)[2])c->edges.data)[e];
-	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], &((fbox *)c->edge_box.data)[e]);
+	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], NULL);
 }
 
 /* The boxes of a full broad phase, in ranges: each item writes only its own box. */
@@ -1278,7 +1300,7 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
 		                c->owner_first_tri[b], false};
-		sim_bvh_run_job(c->trees[a], c->trees[b], jobs[k], on_triangle_pair, &bc);
+		sim_bvh_run_job_masks(c->trees[a], c->trees[b], jobs[k], on_triangle_pairs, &bc);
 		out->failed |= bc.failed;
 	}
 }

@@ -320,6 +320,13 @@ typedef struct sim_bvh_job {
 int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh_job *scratch, int capacity,
                   int target);
 void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
+/* The same job's pairs a leaf pair at a time: mask bit 4 i + k stands for the pair of
+ * triangles ta[i] and tb[k], reported by sim_bvh_run_job (in the order of the bits, low
+ * first) as (ta[i], tb[k]), or with sorted as the smaller index first; one call per
+ * leaf pair (or leaf with itself) with a nonzero mask, so that the caller pays one call
+ * for up to sixteen pairs. */
+typedef void (*sim_bvh_mask_fn)(void *user, const int *ta, const int *tb, unsigned mask, bool sorted);
+void sim_bvh_run_job_masks(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_mask_fn fn, void *user);
 /* The triangles whose leaf boxes overlap `box` inflated by margin, in a fixed order;
  * with verts (3 vertex indices) and a tree that holds its vertices, those that share
  * none of them. */
