@@ -58,6 +58,7 @@
  * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
  * runs inline, and an inline iteration is two plain loops with the same bits.
  */
+#include "multilevel.h"
 #include "sim_internal.h"
 
 #include <math.h>
@@ -126,6 +127,11 @@ typedef struct implicit_block {
 /* Below this many vertices every loop runs inline: a CG iteration of a 33 x 33 cloth
  * costs a few microseconds, about what waking a pool thread does. */
 #define PARALLEL_MIN_VERTICES 4096
+/* Grid objects at least this large get the multilevel preconditioner; smaller ones keep
+ * block Jacobi (see the header comment). */
+#define ML_MIN_VERTICES 1024
+/* The weight of the damped block Jacobi smoother on the cloth itself. */
+#define FINE_OMEGA 0.6f
 
 /* Vertex planes, in order, within one allocation. */
 enum {
@@ -173,6 +179,17 @@ struct sim_implicit {
 	int scratch_workers, halo, local_stride, t_stride, junk_stride;
 	size_t scratch_floats;
 
+	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
+	 * (NULL for other objects), used when ml_on.  agg maps each vertex to its level-1
+	 * aggregate in `coarse` (three planes coarse_stride apart), -1 outside grids. */
+	bool ml_on;
+	ml_grid **grids;
+	int grid_capacity;
+	int *agg;
+	int agg_capacity;
+	float *coarse;
+	int coarse_capacity, coarse_stride;
+
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
 	 * during world step guess_step. */
 	int guess_count;
@@ -197,6 +214,11 @@ void sim_implicit_destroy(sim_implicit *im)
 	free(im->partial2);
 	free(im->flags);
 	free(im->scratch);
+	for (int k = 0; k < im->grid_capacity; k++)
+		ml_destroy(im->grids[k]);
+	free(im->grids);
+	free(im->agg);
+	free(im->coarse);
 	free(im);
 }
 
@@ -327,6 +349,66 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		im->t_stride = t_stride;
 		im->junk_stride = junk_stride;
 		im->scratch_floats = per_worker;
+	}
+	return true;
+}
+
+/* Builds (or resizes) a hierarchy for each grid object of at least ML_MIN_VERTICES
+ * vertices and the map from vertices to level-1 aggregates; im->ml_on says whether any
+ * object has one.  false when out of memory. */
+static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
+{
+	im->ml_on = false;
+	if (w->object_count > im->grid_capacity) {
+		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
+		if (!g)
+			return false;
+		for (int k = im->grid_capacity; k < w->object_count; k++)
+			g[k] = NULL;
+		im->grids = g;
+		im->grid_capacity = w->object_count;
+	}
+	int coarse = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		if (!im->grids[k] && !(im->grids[k] = ml_create()))
+			return false;
+		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
+			return false;
+		coarse += ml_level1_count(im->grids[k]);
+		im->ml_on = true;
+	}
+	if (!im->ml_on)
+		return true;
+	if (w->n > im->agg_capacity) {
+		int cap = grown(im->agg_capacity, w->n, 64);
+		if (!regrow((void **)&im->agg, sizeof(int) * (size_t)cap))
+			return false;
+		im->agg_capacity = cap;
+	}
+	if (coarse + 1 > im->coarse_capacity) {
+		int cap = grown(im->coarse_capacity, coarse + 1, 64);
+		if (!regrow((void **)&im->coarse, sizeof(float) * 3 * (size_t)(cap + PLANE_PAD)))
+			return false;
+		im->coarse_capacity = cap;
+		im->coarse_stride = cap + PLANE_PAD;
+	}
+	/* Vertices outside the hierarchies read entry `coarse`, kept zero. */
+	for (int i = 0; i < w->n; i++)
+		im->agg[i] = coarse;
+	for (int c = 0; c < 3; c++)
+		im->coarse[c * im->coarse_stride + coarse] = 0.0f;
+	int base = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		const int nx = o->grid_nx, cx = (nx + 1) / 2;
+		for (int v = 0; v < o->vertex_count; v++)
+			im->agg[o->first_vertex + v] = base + ((v % nx) >> 1) + ((v / nx) >> 1) * cx;
+		base += ml_level1_count(im->grids[k]);
 	}
 	return true;
 }
@@ -623,6 +705,57 @@ static void side_both3(float *restrict qx, float *restrict qy, float *restrict q
 	}
 }
 
+/* The multilevel path's pointwise kernels (see job_multilevel), one plane each except
+ * where blocks couple the planes. */
+SIM_VECTOR_CLONES
+static void ml_update(float *restrict dv, float *restrict r, const float *restrict p, const float *restrict q,
+                      const float *restrict mask, float alpha, int count)
+{
+	for (int i = 0; i < count; i++) {
+		dv[i] += alpha * p[i];
+		r[i] -= alpha * (mask[i] * q[i]);
+	}
+}
+
+SIM_VECTOR_CLONES
+static void ml_direction(float *restrict p, const float *restrict z, float beta, int count)
+{
+	for (int i = 0; i < count; i++)
+		p[i] = z[i] + beta * p[i];
+}
+
+SIM_VECTOR_CLONES
+static void ml_scale(float *restrict z, float omega, int count)
+{
+	for (int i = 0; i < count; i++)
+		z[i] *= omega;
+}
+
+/* z += mask coarse[agg]: the prolongation; agg points at a zero entry outside grids. */
+SIM_VECTOR_CLONES
+static void ml_prolong(float *restrict z, const float *restrict mask, const float *restrict coarse,
+                       const int *restrict agg, int count)
+{
+	for (int i = 0; i < count; i++)
+		z[i] += mask[i] * coarse[agg[i]];
+}
+
+/* z += omega P (r - q), P the block Jacobi inverse (six planes), over three planes. */
+SIM_VECTOR_CLONES
+static void ml_smooth(const float *restrict pre, const float *restrict r, const float *restrict q,
+                      float *restrict z, float omega, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float e0 = r[i] - q[i], e1 = r[st + i] - q[st + i], e2 = r[2 * st + i] - q[2 * st + i];
+		float y0 = pre[S_XX * st + i] * e0 + pre[S_XY * st + i] * e1 + pre[S_XZ * st + i] * e2;
+		float y1 = pre[S_XY * st + i] * e0 + pre[S_YY * st + i] * e1 + pre[S_YZ * st + i] * e2;
+		float y2 = pre[S_XZ * st + i] * e0 + pre[S_YZ * st + i] * e1 + pre[S_ZZ * st + i] * e2;
+		z[i] += omega * y0;
+		z[st + i] += omega * y1;
+		z[2 * st + i] += omega * y2;
+	}
+}
+
 /* ---- parallel loops ------------------------------------------------------------------------- */
 
 typedef enum phase {
@@ -639,7 +772,14 @@ typedef enum phase {
 	PH_CG,         /* vertex blocks: one iteration (see sim_implicit_step); rᵀ u, uᵀ w */
 	PH_CG_POINT,   /* vertex blocks: PH_CG's pointwise part alone; rᵀ u */
 	PH_CG_PRODUCT, /* vertex blocks: PH_CG's w = A u alone; uᵀ w */
-	PH_FINISH      /* vertex blocks: v and x of the step; flags non-finite */
+	PH_FINISH,     /* vertex blocks: v and x of the step; flags non-finite */
+	/* The multilevel path (solve_multilevel): */
+	PH_PRODUCT_DOT, /* vertex blocks: q = A p over the grid runs and pᵀ q */
+	PH_ML_DIR,     /* vertex blocks: p = z + beta p (first: p = z) */
+	PH_ML_UPDATE,  /* vertex blocks: dv += alpha p, r -= alpha filter(q); rᵀ P r; z = omega P r */
+	PH_ML_PRE,     /* vertex blocks: z = omega P r */
+	PH_ML_PROLONG, /* vertex blocks: z += the level-1 correction of each free grid vertex */
+	PH_ML_POST     /* vertex blocks: z += omega P (r - q); rᵀ z */
 } phase;
 
 typedef struct solve_job {
@@ -943,12 +1083,54 @@ static void job_finish(const solve_job *j, int lo, int hi, unsigned char *flags)
 	*flags = finite ? 1 : 0;
 }
 
+/* The multilevel path's pointwise phases over [lo, hi) (see solve_multilevel); returns
+ * the block's partial sum where the phase has one. */
+static double job_multilevel(const solve_job *j, int lo, int hi)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, m = hi - lo;
+	const float *mask = im->mask;
+	float *z = im->s, *r = im->r;
+	switch (j->phase) {
+	case PH_ML_DIR:
+		for (int c = 0; c < 3; c++) {
+			if (j->first)
+				memcpy(im->c + c * st + lo, z + c * st + lo, sizeof(float) * (size_t)m);
+			else
+				ml_direction(im->c + c * st + lo, z + c * st + lo, j->beta, m);
+		}
+		return 0.0;
+	case PH_ML_UPDATE:
+		for (int c = 0; c < 3; c++)
+			ml_update(im->dv + c * st + lo, r + c * st + lo, im->c + c * st + lo, im->q + c * st + lo, mask + lo,
+			          j->alpha, m);
+		/* then the convergence test's rᵀ P r and the smoother's first sweep */
+		__attribute__((fallthrough));
+	case PH_ML_PRE: {
+		precondition(im->pre + lo, r + lo, z + lo, m, st);
+		const double rpr = dot3(r + lo, z + lo, m, st);
+		for (int c = 0; c < 3; c++)
+			ml_scale(z + c * st + lo, FINE_OMEGA, m);
+		return rpr;
+	}
+	case PH_ML_PROLONG:
+		for (int c = 0; c < 3; c++)
+			ml_prolong(z + c * st + lo, mask + lo, im->coarse + c * im->coarse_stride, im->agg + lo, m);
+		return 0.0;
+	case PH_ML_POST:
+		ml_smooth(im->pre + lo, r + lo, im->q + lo, z + lo, FINE_OMEGA, m, st);
+		return dot3(r + lo, z + lo, m, st);
+	default:
+		return 0.0;
+	}
+}
+
 static void solve_task(int start, int end, int worker, void *ctx)
 {
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
 			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
@@ -957,6 +1139,8 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			else if (j->phase == PH_CG_PRODUCT)
 				job_product(j, lo, hi, worker, im->s, 0, im->stride, im->w2,
 				            im->block_count == 0 ? im->partial : NULL);
+			else if (j->phase == PH_PRODUCT_DOT)
+				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, im->partial);
 			else
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
@@ -1006,6 +1190,15 @@ static void solve_task(int start, int end, int worker, void *ctx)
 		case PH_FINISH:
 			job_finish(j, lo, hi, &im->flags[b]);
 			break;
+		case PH_PRODUCT_DOT:
+			break;
+		case PH_ML_DIR:
+		case PH_ML_UPDATE:
+		case PH_ML_PRE:
+		case PH_ML_PROLONG:
+		case PH_ML_POST:
+			im->partial[b] = job_multilevel(j, lo, hi);
+			break;
 		}
 	}
 }
@@ -1032,7 +1225,8 @@ static double run_phase(solve_job *j, phase ph)
 	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + 2 * workers - 1) / (2 * workers);
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
-	if (ph == PH_DOT || ph == PH_RESIDUAL)
+	if (ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_PRODUCT_DOT || ph == PH_ML_UPDATE || ph == PH_ML_PRE ||
+	    ph == PH_ML_POST)
 		for (int b = 0; b < count; b++)
 			sum += im->partial[b];
 	return sum;
@@ -1168,6 +1362,111 @@ static double filtered_residual(solve_job *j, const float *in, const float *sub,
 	return run_phase(j, PH_RESIDUAL);
 }
 
+/* ---- the multilevel preconditioner ---------------------------------------------------------- */
+
+/* The coarse operators of every hierarchy, from the blocks implicit_assemble built. */
+static void multilevel_assemble(sim_implicit *im, const sim_world *w)
+{
+	const int ss = im->slot_stride;
+	int r = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx)
+			continue;
+		ml_fine_run runs[SIM_GRID_FAMILIES];
+		int count = 0;
+		for (int f = 0; f < SIM_GRID_FAMILIES; f++) {
+			const sim_grid_family *fam = &o->families[f];
+			int a, i0, i1;
+			if (family_span(o, fam, &a, &i0, &i1) <= 0)
+				continue;
+			const implicit_run *run = &im->runs[r++];
+			const float *wb = im->slots + run->slot;
+			runs[count++] = (ml_fine_run){fam->di, fam->dj, a, run->count, i0, i1,
+			                              wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss};
+		}
+		if (k < im->grid_capacity && im->grids[k] && o->vertex_count >= ML_MIN_VERTICES && o->grid_nx >= 2 &&
+		    o->grid_ny >= 2)
+			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count);
+	}
+}
+
+/* z = M r for the current r, M the preconditioner: one symmetric V-cycle whose finest
+ * level is the cloth, smoothed by damped block Jacobi (omega P) before and after the
+ * coarse correction; vertices outside the hierarchies get the two Jacobi sweeps alone.
+ * With `smoothed`, z = omega P r is already in place (PH_ML_UPDATE computed it).  q is
+ * overwritten.  Returns rᵀ z. */
+static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_world *w, bool smoothed)
+{
+	const int st = im->stride;
+	if (!smoothed)
+		run_phase(j, PH_ML_PRE);
+	full_multiply(im, j, im->s);
+	int base = 0;
+	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		const int first = o->first_vertex;
+		ml_restrict(im->grids[k], im->r + first, im->q + first, im->mask + first, st);
+		int cs;
+		const float *e = ml_cycle(im->grids[k], &cs);
+		const int nc = ml_level1_count(im->grids[k]);
+		for (int c = 0; c < 3; c++)
+			memcpy(im->coarse + c * im->coarse_stride + base, e + c * cs, sizeof(float) * (size_t)nc);
+		base += nc;
+	}
+	run_phase(j, PH_ML_PROLONG);
+	full_multiply(im, j, im->s);
+	return run_phase(j, PH_ML_POST);
+}
+
+/* Preconditioned CG with the multilevel preconditioner, in the standard form (the
+ * Chronopoulos and Gear form of sim_implicit_step fuses the pointwise preconditioner into
+ * the product; this one is not pointwise).  The convergence test stays on rᵀ P r with P
+ * the block Jacobi inverse, the norm the other path uses, so "converged" means the same
+ * whichever preconditioner ran.  Starts from dv and r as sim_implicit_step leaves them;
+ * returns the final rᵀ P r and the iteration count in *iterations. */
+static double solve_multilevel(sim_implicit *im, solve_job *j, sim_world *w, double delta, double target,
+                               int max_iterations, int *iterations)
+{
+	*iterations = 0;
+	if (max_iterations <= 0 || !(delta > target))
+		return delta;
+	double rz = multilevel_precondition(im, j, w, false);
+	double beta = 0.0;
+	j->first = true;
+	for (;;) {
+		j->beta = (float)beta;
+		run_phase(j, PH_ML_DIR);
+		j->p = im->c;
+		double pq;
+		if (im->block_count == 0) {
+			pq = run_phase(j, PH_PRODUCT_DOT);
+		} else {
+			run_phase(j, PH_PRODUCT);
+			listed_multiply(im, im->c, im->q);
+			j->in = im->q;
+			pq = run_phase(j, PH_DOT);
+		}
+		/* p is zero at kinematic vertices, so pᵀ A p = pᵀ filter(A p).  A non-positive
+		 * curvature or step (rounding, or a NaN) stops with the iterate, as the other path. */
+		const double alpha = rz / pq;
+		if (!(pq > 0.0 && alpha > 0.0))
+			break;
+		j->alpha = (float)alpha;
+		delta = run_phase(j, PH_ML_UPDATE);
+		++*iterations;
+			if (*iterations >= max_iterations || !(delta > target))
+			break;
+		const double rz_new = multilevel_precondition(im, j, w, true);
+		beta = rz_new / rz;
+		rz = rz_new;
+		j->first = false;
+	}
+	return delta;
+}
+
 /* ---- the step ------------------------------------------------------------------------------- */
 
 void sim_implicit_forget(sim_implicit *im)
@@ -1187,7 +1486,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		}
 		return SIM_OK;
 	}
-	if (!im || !implicit_reserve(im, w)) {
+	if (!im || !implicit_reserve(im, w) || !multilevel_reserve(im, w)) {
 		/* Without scratch there is nothing sound to do: the world rolls the step back. */
 		if (stats) {
 			stats->cg_iterations = 0;
@@ -1201,6 +1500,8 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 
 	sim_forces_timed(w, w->x, w->v, w->f);
 	implicit_assemble(im, &job);
+	if (im->ml_on)
+		multilevel_assemble(im, w);
 
 	/* The paper's start: dv = z, the constraint's velocity change on kinematic vertices
 	 * and 0 on free ones.  The previous solution, scaled to this h, goes to c as a
@@ -1247,13 +1548,15 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	const double target = tol * tol * delta_ref;
 	const int max_iterations = w->def.cg_max_iterations > 0 ? w->def.cg_max_iterations : 0;
 	int iterations = 0;
+	if (im->ml_on)
+		delta = solve_multilevel(im, &job, w, delta, target, max_iterations, &iterations);
 	/* The iteration in Chronopoulos and Gear's form (J. Comput. Appl. Math. 25, 1989): with
 	 * u = P r and w = A u, pᵀ A p follows from uᵀ w and the previous alpha and beta, and
 	 * A p from w by the same recurrence as p from u.  So an iteration's only sums, rᵀ u and
 	 * uᵀ w, come out of one loop that updates p, dv, filter(A p) and r, then computes u
 	 * and w: one parallel loop and one reduction per iteration instead of two of each, for
 	 * the iterates of the standard algorithm (in exact arithmetic). */
-	if (iterations < max_iterations && delta > target) {
+	if (!im->ml_on && iterations < max_iterations && delta > target) {
 		/* w = A u for the first iteration; s holds u = P r. */
 		full_multiply(im, &job, im->s);
 		for (int p = 0; p < 3; p++)
