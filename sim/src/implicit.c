@@ -182,7 +182,7 @@ struct sim_implicit {
 	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
 	 * (NULL for other objects), used when ml_on.  agg maps each vertex to its level-1
 	 * aggregate in `coarse` (three planes coarse_stride apart), -1 outside grids. */
-	bool ml_on;
+	bool ml_on, ml_disabled;
 	ml_grid **grids;
 	int grid_capacity;
 	int *agg;
@@ -359,6 +359,8 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 {
 	im->ml_on = false;
+	if (im->ml_disabled)
+		return true;
 	if (w->object_count > im->grid_capacity) {
 		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
 		if (!g)
@@ -1465,6 +1467,35 @@ static double solve_multilevel(sim_implicit *im, solve_job *j, sim_world *w, dou
 		j->first = false;
 	}
 	return delta;
+}
+
+void sim_implicit_set_multilevel(sim_implicit *im, bool enabled)
+{
+	im->ml_disabled = !enabled;
+}
+
+bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z)
+{
+	sim_implicit *im = w->implicit;
+	if (!im || w->n == 0 || !implicit_reserve(im, w) || !multilevel_reserve(im, w))
+		return false;
+	solve_job job = {.im = im, .w = w, .n = w->n, .h = h};
+	sim_compute_forces(w, w->x, w->v, w->f);
+	implicit_assemble(im, &job);
+	if (im->ml_on)
+		multilevel_assemble(im, w);
+	const int st = im->stride;
+	for (int i = 0; i < w->n; i++)
+		for (int c = 0; c < 3; c++)
+			im->r[c * st + i] = im->mask[i] * r[3 * i + c];
+	if (im->ml_on)
+		multilevel_precondition(im, &job, w, false);
+	else
+		run_phase(&job, PH_PRECOND);
+	for (int i = 0; i < w->n; i++)
+		for (int c = 0; c < 3; c++)
+			z[3 * i + c] = im->s[c * st + i];
+	return true;
 }
 
 /* ---- the step ------------------------------------------------------------------------------- */

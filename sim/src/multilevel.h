@@ -38,4 +38,14 @@ void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, 
  * positive definite linear map.  *stride receives the distance between its planes. */
 const float *ml_cycle(ml_grid *g, int *stride);
 
+/* For tests (implicit.c): */
+#include "sim/sim.h"
+typedef struct sim_implicit sim_implicit;
+/* Switches the multilevel preconditioner off (block Jacobi everywhere) or back on. */
+void sim_implicit_set_multilevel(sim_implicit *im, bool enabled);
+/* z = M S r for the system of a step of length h from the world's current state, S the
+ * kinematic filter and M the preconditioner a step would use; r and z hold three floats
+ * per vertex.  false when out of memory. */
+bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z);
+
 #endif
