@@ -44,6 +44,8 @@ static const int family_dj[FAMILIES] = {0, 1, 1, 1};
 #define DIRECT_MAX 36
 /* The weight of the damped block Jacobi smoother on the coarse levels. */
 #define COARSE_OMEGA 0.6f
+/* ml_assemble's row scratch: six planes of a row's blocks. */
+#define ROW_PLANES S_COUNT
 
 /* Planes of a level, in order within its allocation. */
 enum {
@@ -68,6 +70,7 @@ struct ml_grid {
 	ml_level lv[MAX_LEVELS];
 	double *chol;    /* the coarsest level's Cholesky factor, 3n x 3n, lower triangle */
 	double *work;    /* 3n */
+	float *rows;     /* ROW_PLANES rows of the fine grid's width: ml_assemble's scratch */
 	int chol_n;
 };
 
@@ -82,8 +85,10 @@ static void release(ml_grid *g)
 		free(g->lv[l].mem);
 	free(g->chol);
 	free(g->work);
+	free(g->rows);
 	g->levels = 0;
 	g->chol = g->work = NULL;
+	g->rows = NULL;
 }
 
 void ml_destroy(ml_grid *g)
@@ -120,7 +125,8 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const int n3 = 3 * g->lv[g->levels - 1].n;
 	g->chol = malloc(sizeof(double) * (size_t)n3 * (size_t)n3);
 	g->work = malloc(sizeof(double) * (size_t)n3);
-	if (!g->chol || !g->work) {
+	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)nx);
+	if (!g->chol || !g->work || !g->rows) {
 		release(g);
 		return false;
 	}
@@ -295,28 +301,76 @@ static void factor_coarsest(ml_grid *g)
 	}
 }
 
+/* out[k] (+)= t[2k] + t[2k + 1] for the pairs of one row, then the odd column alone. */
+SIM_VECTOR_CLONES
+static void pair_row(float *restrict out, const float *restrict t, int nx, bool accumulate)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++)
+		out[k] = (accumulate ? out[k] : 0.0f) + (t[2 * k] + t[2 * k + 1]);
+	if (nx & 1)
+		out[pairs] = (accumulate ? out[pairs] : 0.0f) + t[nx - 1];
+}
+
+/* out[k + shift] += v[2k + parity] for the k with both in range: one parity class of a
+ * fine row's springs onto a row of level 1. */
+SIM_VECTOR_CLONES
+static void add_class(float *restrict out, const float *restrict v, int parity, int shift, int nx, int cnx)
+{
+	const int k0 = shift < 0 ? -shift : 0;
+	int k1 = (nx - parity + 1) / 2;
+	k1 = k1 < cnx - shift ? k1 : cnx - shift;
+	for (int k = k0; k < k1; k++)
+		out[k + shift] += v[2 * k + parity];
+}
+
+/* One fine row's springs of a run: the blocks beta I + w wᵀ of those between free
+ * vertices (zero for the others: the masks are 0 or 1), six planes `rs` apart; returns
+ * whether any spring has exactly one free end. */
+SIM_VECTOR_CLONES
+static bool spring_row(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                       const float *restrict beta, const float *restrict ma, const float *restrict mb,
+                       float *restrict out, int rs, int count)
+{
+	float one_free = 0.0f;
+	for (int i = 0; i < count; i++) {
+		const float both = ma[i] * mb[i];
+		one_free += (ma[i] + mb[i]) - 2.0f * both;
+		out[S_XX * rs + i] = both * (wx[i] * wx[i] + beta[i]);
+		out[S_XY * rs + i] = both * (wx[i] * wy[i]);
+		out[S_XZ * rs + i] = both * (wx[i] * wz[i]);
+		out[S_YY * rs + i] = both * (wy[i] * wy[i] + beta[i]);
+		out[S_YZ * rs + i] = both * (wy[i] * wz[i]);
+		out[S_ZZ * rs + i] = both * (wz[i] * wz[i] + beta[i]);
+	}
+	return one_free != 0.0f;
+}
+
+SIM_VECTOR_CLONES
+static void masked_row(float *restrict t, const float *restrict d, const float *restrict mask, int nx)
+{
+	for (int i = 0; i < nx; i++)
+		t[i] = mask[i] * d[i];
+}
+
 void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count)
 {
 	ml_level *C = &g->lv[0];
 	clear_level(C);
-	const int nx = g->nx, cst = C->st;
-	float *cdiag = C->mem + L_DIAG * cst;
+	const int nx = g->nx, cnx = C->nx, cst = C->st;
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst, *rows = g->rows;
+	/* a row's pairs of columns, and rows in pairs: the same order of additions for every
+	 * aggregate */
 	for (int j = 0; j < g->ny; j++) {
-		for (int i = 0; i < nx; i++) {
-			const int v = i + j * nx, c = (i >> 1) + (j >> 1) * C->nx;
-			const float d = mask[v] != 0.0f ? diag[v] : 0.0f;
-			cdiag[S_XX * cst + c] += d;
-			cdiag[S_YY * cst + c] += d;
-			cdiag[S_ZZ * cst + c] += d;
-		}
+		masked_row(rows, diag + j * nx, mask + j * nx, nx);
+		for (int k = S_XX; k <= S_ZZ; k += (k == S_XX ? S_YY - S_XX : S_ZZ - S_YY))
+			pair_row(cdiag + k * cst + (j >> 1) * cnx, rows, nx, true);
 	}
-	float *cedge = C->mem + L_EDGE * cst;
-	for (int k = 0; k < run_count; k++) {
-		const ml_fine_run *run = &runs[k];
-		const int off = run->dj * nx + run->di;
-		/* Where a spring between free vertices goes depends only on the parity of its
-		 * a-end's column and row: inside an aggregate (family -1), or to the edge of one
-		 * family stored at the a-end's or the b-end's aggregate. */
+	for (int r = 0; r < run_count; r++) {
+		const ml_fine_run *run = &runs[r];
+		/* where a spring between free vertices goes depends on the parity of its a-end's
+		 * row and column only: inside an aggregate (family -1), or to the edge of one
+		 * family stored at the a-end's or the b-end's aggregate */
 		int fam[2][2], at_b[2][2];
 		for (int pj = 0; pj < 2; pj++) {
 			for (int pi = 0; pi < 2; pi++) {
@@ -330,28 +384,36 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 				}
 			}
 		}
-		for (int m = 0; m < run->count;) {
-			const int a0 = run->a + m, aj = a0 / nx;
-			int ai = a0 - aj * nx;
-			const int row_end = m + (nx - ai) < run->count ? m + (nx - ai) : run->count;
-			for (; m < row_end; m++, ai++) {
-				if (ai < run->i0 || ai >= run->i1)
+		const int off = run->dj * nx + run->di, span = run->i1 - run->i0;
+		const int rows_of_run = (run->count - span) / nx + 1;
+		memset(rows, 0, sizeof(float) * ROW_PLANES * (size_t)nx);
+		for (int j = 0; j < rows_of_run; j++) {
+			const int m = j * nx, a = run->i0 + m; /* the row's first real spring */
+			const bool one_free = spring_row(run->wx + m, run->wy + m, run->wz + m, run->beta + m, mask + a,
+			                                 mask + a + off, rows + run->i0, nx, span);
+			const int ra = (j >> 1) * cnx, rb = ((j + run->dj) >> 1) * cnx;
+			/* springs to a kinematic vertex (few): their block on the free end's diagonal */
+			for (int i = run->i0; one_free && i < run->i1; i++) {
+				const int ia = a + i - run->i0, ms = m + i - run->i0;
+				const bool fa = mask[ia] != 0.0f, fb = mask[ia + off] != 0.0f;
+				if (fa == fb)
 					continue;
-				const int a = run->a + m, b = a + off;
-				const bool fa = mask[a] != 0.0f, fb = mask[b] != 0.0f;
-				if (!fa && !fb)
-					continue;
-				const int f = fam[aj & 1][ai & 1];
-				if (fa && fb && f < 0)
-					continue;
-				const float wx = run->wx[m], wy = run->wy[m], wz = run->wz[m], be = run->beta[m];
-				const float s[S_COUNT] = {wx * wx + be, wx * wy, wx * wz, wy * wy + be, wy * wz, wz * wz + be};
-				const int bi = ai + run->di, bj = aj + run->dj;
-				const int ca = (ai >> 1) + (aj >> 1) * C->nx, cb = (bi >> 1) + (bj >> 1) * C->nx;
-				if (fa && fb)
-					add_block(cedge + f * S_COUNT * cst, cst, at_b[aj & 1][ai & 1] ? cb : ca, s);
-				else
-					add_block(cdiag, cst, fa ? ca : cb, s);
+				const float wx = run->wx[ms], wy = run->wy[ms], wz = run->wz[ms], be = run->beta[ms];
+				const float blk[S_COUNT] = {wx * wx + be, wx * wy, wx * wz, wy * wy + be, wy * wz, wz * wz + be};
+				add_block(cdiag, cst, fa ? ra + (i >> 1) : rb + ((i + run->di) >> 1), blk);
+			}
+			for (int k = 0; k < S_COUNT; k++) {
+				for (int p = 0; p < 2; p++) {
+					const int shift = ((p + run->di + 4) >> 1) - 2;
+					const int f = fam[j & 1][p];
+					if (f < 0)
+						continue;
+					float *plane = cedge + (f * S_COUNT + k) * cst;
+					if (at_b[j & 1][p])
+						add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
+					else
+						add_class(plane + ra, rows + k * nx, p, 0, nx, cnx);
+				}
 			}
 		}
 	}
@@ -447,17 +509,6 @@ static void solve_coarsest(ml_grid *g)
 	}
 	for (int r = 0; r < n3; r++)
 		x[(r % 3) * st + r / 3] = (float)y[r];
-}
-
-/* out[k] (+)= t[2k] + t[2k + 1] for the pairs of one row, then the odd column alone. */
-SIM_VECTOR_CLONES
-static void pair_row(float *restrict out, const float *restrict t, int nx, bool accumulate)
-{
-	const int pairs = nx / 2;
-	for (int k = 0; k < pairs; k++)
-		out[k] = (accumulate ? out[k] : 0.0f) + (t[2 * k] + t[2 * k + 1]);
-	if (nx & 1)
-		out[pairs] = (accumulate ? out[pairs] : 0.0f) + t[nx - 1];
 }
 
 /* x[2k] += e[k], x[2k + 1] += e[k] along one row. */
