@@ -443,12 +443,43 @@ static void block_apply(const float *restrict s, const float *restrict x, float 
 	}
 }
 
-/* u = E (p_I - p_{I + off}) for one edge family. */
+/* x = omega inv b and t = b - D x in one pass (the smoother's first sweep from x = 0
+ * and the diagonal part of its residual). */
 SIM_VECTOR_CLONES
-static void edge_terms(const float *restrict e, const float *restrict p, float *restrict u, int off, int n, int st)
+static void smooth_first(const float *restrict inv, const float *restrict d, const float *restrict b,
+                         float *restrict x, float *restrict t, float omega, int n, int st)
 {
 	for (int i = 0; i < n; i++) {
-		float d0 = p[i] - p[i + off], d1 = p[st + i] - p[st + i + off], d2 = p[2 * st + i] - p[2 * st + i + off];
+		float b0 = b[i], b1 = b[st + i], b2 = b[2 * st + i];
+		float x0 = omega * (inv[S_XX * st + i] * b0 + inv[S_XY * st + i] * b1 + inv[S_XZ * st + i] * b2);
+		float x1 = omega * (inv[S_XY * st + i] * b0 + inv[S_YY * st + i] * b1 + inv[S_YZ * st + i] * b2);
+		float x2 = omega * (inv[S_XZ * st + i] * b0 + inv[S_YZ * st + i] * b1 + inv[S_ZZ * st + i] * b2);
+		x[i] = x0, x[st + i] = x1, x[2 * st + i] = x2;
+		t[i] = b0 - (d[S_XX * st + i] * x0 + d[S_XY * st + i] * x1 + d[S_XZ * st + i] * x2);
+		t[st + i] = b1 - (d[S_XY * st + i] * x0 + d[S_YY * st + i] * x1 + d[S_YZ * st + i] * x2);
+		t[2 * st + i] = b2 - (d[S_XZ * st + i] * x0 + d[S_YZ * st + i] * x1 + d[S_ZZ * st + i] * x2);
+	}
+}
+
+/* t = b - D x. */
+SIM_VECTOR_CLONES
+static void diag_residual(const float *restrict d, const float *restrict b, const float *restrict x,
+                          float *restrict t, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
+		t[i] = b[i] - (d[S_XX * st + i] * x0 + d[S_XY * st + i] * x1 + d[S_XZ * st + i] * x2);
+		t[st + i] = b[st + i] - (d[S_XY * st + i] * x0 + d[S_YY * st + i] * x1 + d[S_YZ * st + i] * x2);
+		t[2 * st + i] = b[2 * st + i] - (d[S_XZ * st + i] * x0 + d[S_YZ * st + i] * x1 + d[S_ZZ * st + i] * x2);
+	}
+}
+
+/* u = E (x_I - x_{I + off}) for one edge family. */
+SIM_VECTOR_CLONES
+static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float d0 = x[i] - x[i + off], d1 = x[st + i] - x[st + i + off], d2 = x[2 * st + i] - x[2 * st + i + off];
 		u[i] = e[S_XX * st + i] * d0 + e[S_XY * st + i] * d1 + e[S_XZ * st + i] * d2;
 		u[st + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
 		u[2 * st + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
@@ -469,20 +500,20 @@ static void plane_sub(float *restrict q, const float *restrict u, int n)
 		q[i] -= u[i];
 }
 
-/* q = A p on a level. */
-static void level_product(ml_level *L, const float *p, float *q)
+/* t -= the edges' part of A x, t holding b - D x. */
+static void edges_residual(ml_level *L, const float *x, float *t)
 {
 	const int st = L->st, n = L->n;
 	float *u = L->mem + L_U * st;
-	block_apply(L->mem + L_DIAG * st, p, q, n, st, 1.0f, false);
 	for (int f = 0; f < FAMILIES; f++) {
 		const int off = family_dj[f] * L->nx + family_di[f];
-		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, p, u, off, n, st);
+		/* the terms first, then the two scatters: three loops that vectorise (one loop
+		 * doing both scatters measured twice as slow) */
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st);
 		for (int c = 0; c < 3; c++) {
-			plane_add(q + c * st, u + c * st, n);
-			/* edges whose partner lies past the end are missing ones (zero block) */
+			plane_sub(t + c * st, u + c * st, n);
 			if (off < n)
-				plane_sub(q + c * st + off, u + c * st, n - off);
+				plane_add(t + c * st + off, u + c * st, n - off);
 		}
 	}
 }
@@ -557,20 +588,16 @@ static void vcycle(ml_grid *g, int l)
 	const int st = L->st, n = L->n;
 	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st;
 	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
+	const float *d = L->mem + L_DIAG * st;
 	/* x = w D^-1 b; t = b - A x */
-	block_apply(inv, b, x, n, st, COARSE_OMEGA, false);
-	level_product(L, x, t);
-	for (int c = 0; c < 3; c++)
-		for (int i = 0; i < n; i++)
-			t[c * st + i] = b[c * st + i] - t[c * st + i];
+	smooth_first(inv, d, b, x, t, COARSE_OMEGA, n, st);
+	edges_residual(L, x, t);
 	restrict_level(L, &g->lv[l + 1]);
 	vcycle(g, l + 1);
 	prolong_level(L, &g->lv[l + 1]);
 	/* x += w D^-1 (b - A x): the same smoother after as before, so the cycle is symmetric */
-	level_product(L, x, t);
-	for (int c = 0; c < 3; c++)
-		for (int i = 0; i < n; i++)
-			t[c * st + i] = b[c * st + i] - t[c * st + i];
+	diag_residual(d, b, x, t, n, st);
+	edges_residual(L, x, t);
 	block_apply(inv, t, x, n, st, COARSE_OMEGA, true);
 }
 
