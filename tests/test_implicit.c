@@ -628,7 +628,7 @@ static sim_world *multilevel_world(bool multilevel, float k, int steps)
 	sim_world *w = sim_world_create(&def);
 	if (!w)
 		return NULL;
-	sim_implicit_set_multilevel(w->implicit, multilevel);
+	sim_implicit_set_multilevel(w->implicit, multilevel ? ML_ALWAYS : ML_NEVER);
 	sim_grid_def g = sim_grid_def_default();
 	g.nx = 37;
 	g.ny = 29;
@@ -754,6 +754,52 @@ static void test_multilevel_symmetric_positive(void)
 	sim_world_destroy(&w);
 }
 
+/* The default choice (ML_AUTO): a soft cloth that block Jacobi solves in a few
+ * iterations never switches, so its steps are block Jacobi's to the bit; a stiff one
+ * switches after its first step and then needs fewer iterations a step than block
+ * Jacobi on the same steps. */
+static void test_multilevel_auto(void)
+{
+	uint64_t hash[2];
+	long iterations[2][2] = {{0, 0}, {0, 0}};
+	for (int mode = 0; mode < 2; mode++) {
+		for (int stiff = 0; stiff < 2; stiff++) {
+			sim_world_def def = implicit_def();
+			def.air_damping = 0.1f;
+			def.cg_max_iterations = 2000;
+			sim_world *w = sim_world_create(&def);
+			REQUIRE(w);
+			sim_implicit_set_multilevel(w->implicit, mode == 0 ? ML_AUTO : ML_NEVER);
+			sim_grid_def g = sim_grid_def_default();
+			g.nx = g.ny = 40;
+			g.size_x = g.size_y = 0.4f;
+			g.material.stiffness[0] = stiff ? 2000.0f : 2.0f;
+			g.material.stiffness[1] = stiff ? 800.0f : 0.8f;
+			g.material.stiffness[2] = stiff ? 80.0f : 0.08f;
+			REQUIRE(sim_world_add_grid(w, &g) == 0);
+			REQUIRE(sim_world_pin(w, 0, true) == SIM_OK && sim_world_pin(w, g.nx - 1, true) == SIM_OK);
+			const float h = stiff ? 1.0f / 90.0f : 1.0f / 1000.0f;
+			for (int s = 0; s < 20; s++) {
+				REQUIRE(sim_world_step(w, h) == SIM_OK);
+				const int it = sim_world_stats(w)->cg_iterations;
+				CHECK_MSG(sim_world_stats(w)->cg_residual <= def.cg_tolerance, "mode %d, stiff %d, step %d: %d iterations, residual %g",
+				          mode, stiff, s, it, (double)sim_world_stats(w)->cg_residual);
+				if (s > 0)
+					iterations[mode][stiff] += it;
+			}
+			if (!stiff)
+				hash[mode] = sim_world_state_hash(w);
+			sim_world_destroy(&w);
+		}
+	}
+	printf("stiff cloth: auto %ld, block Jacobi %ld iterations in 19 steps\n", iterations[0][1], iterations[1][1]);
+	CHECK_MSG(hash[0] == hash[1], "soft cloth: auto %016llx, block Jacobi %016llx", (unsigned long long)hash[0],
+	          (unsigned long long)hash[1]);
+	CHECK_MSG(iterations[1][1] > 19L * ML_ENTER_ITERATIONS, "stiff cloth: block Jacobi %ld iterations", iterations[1][1]);
+	CHECK_MSG(3 * iterations[0][1] < iterations[1][1], "stiff cloth: auto %ld, block Jacobi %ld iterations",
+	          iterations[0][1], iterations[1][1]);
+}
+
 static const test_case tests[] = {
 	TEST(test_anchor_closed_form),
 	TEST(test_pinned_spring_closed_form),
@@ -767,5 +813,6 @@ static const test_case tests[] = {
 	TEST(test_multilevel_residual),
 	TEST(test_multilevel_fewer_iterations),
 	TEST(test_multilevel_symmetric_positive),
+	TEST(test_multilevel_auto),
 };
 TEST_MAIN(tests)

@@ -7,7 +7,9 @@
 #include "test.h"
 
 #include "scenes/scenes.h"
+#include "multilevel.h"
 #include "sim/sim.h"
+#include "sim_internal.h"
 #include "task_pool.h"
 
 #include <stdint.h>
@@ -140,7 +142,8 @@ static void test_pool_workers_same_state(void)
  * serial list.  Stepped at 1/90 s, where the solve needs tens of iterations.  The three go
  * through the multilevel preconditioner (multilevel.c); a fourth case has two cloths, a
  * 66 x 49 one with its own hierarchy and a 30 x 30 one too small for one (block Jacobi
- * inside the same solve), pinned and pulled, collisions off. */
+ * inside the same solve), pinned and pulled, collisions off, the multilevel
+ * preconditioner forced on every step (the others switch by their iterations). */
 typedef enum {
 	IMPLICIT_PULLED,
 	IMPLICIT_DRAPE,
@@ -168,6 +171,7 @@ static sim_world *implicit_world(implicit_case c)
 		g.nx = 66, g.ny = 49;
 	bool ok = sim_world_add_grid(w, &g) >= 0;
 	if (c == IMPLICIT_TWO_CLOTHS) {
+		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
 		sim_grid_def small = g;
 		small.nx = small.ny = 30;
 		small.origin[1] = 0.25f;

@@ -182,7 +182,9 @@ struct sim_implicit {
 	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
 	 * (NULL for other objects), used when ml_on.  agg maps each vertex to its level-1
 	 * aggregate in `coarse` (three planes coarse_stride apart), -1 outside grids. */
-	bool ml_on, ml_disabled;
+	bool ml_on;
+	int ml_mode;  /* ml_mode (multilevel.h) */
+	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
 	ml_grid **grids;
 	int grid_capacity;
 	int *agg;
@@ -359,7 +361,7 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 {
 	im->ml_on = false;
-	if (im->ml_disabled)
+	if (im->ml_mode == ML_NEVER)
 		return true;
 	if (w->object_count > im->grid_capacity) {
 		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
@@ -380,7 +382,7 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
 			return false;
 		coarse += ml_level1_count(im->grids[k]);
-		im->ml_on = true;
+		im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
 	}
 	if (!im->ml_on)
 		return true;
@@ -1469,9 +1471,9 @@ static double solve_multilevel(sim_implicit *im, solve_job *j, sim_world *w, dou
 	return delta;
 }
 
-void sim_implicit_set_multilevel(sim_implicit *im, bool enabled)
+void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode)
 {
-	im->ml_disabled = !enabled;
+	im->ml_mode = mode;
 }
 
 bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z)
@@ -1646,6 +1648,8 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	}
 
 	run_phase(&job, PH_FINISH);
+	if (im->ml_mode == ML_AUTO)
+		im->ml_next = im->ml_on ? iterations > ML_LEAVE_ITERATIONS : iterations > ML_ENTER_ITERATIONS;
 	bool finite = isfinite(delta);
 	for (int b = 0; b < vblocks; b++)
 		finite = finite && im->flags[b] != 0;

@@ -41,8 +41,15 @@ const float *ml_cycle(ml_grid *g, int *stride);
 /* For tests (implicit.c): */
 #include "sim/sim.h"
 typedef struct sim_implicit sim_implicit;
-/* Switches the multilevel preconditioner off (block Jacobi everywhere) or back on. */
-void sim_implicit_set_multilevel(sim_implicit *im, bool enabled);
+/* When the solve uses the multilevel preconditioner: by the iterations of the last
+ * step (the default), always, or never (block Jacobi everywhere). */
+typedef enum ml_mode { ML_AUTO, ML_ALWAYS, ML_NEVER } ml_mode;
+/* ML_AUTO's switch (see implicit.c): a step that needed more than ML_ENTER_ITERATIONS
+ * block Jacobi iterations makes the next one use the multilevel preconditioner, one that
+ * needed at most ML_LEAVE_ITERATIONS multilevel iterations makes the next one go back. */
+#define ML_ENTER_ITERATIONS 20
+#define ML_LEAVE_ITERATIONS 3
+void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode);
 /* z = M S r for the system of a step of length h from the world's current state, S the
  * kinematic filter and M the preconditioner a step would use; r and z hold three floats
  * per vertex.  false when out of memory. */
