@@ -800,6 +800,40 @@ static void test_multilevel_auto(void)
 	          iterations[0][1], iterations[1][1]);
 }
 
+/* Grids of odd shapes through the multilevel solve: two or three vertices wide (levels
+ * one aggregate wide), long the other way, and a cloth whose first rows are all pinned
+ * (aggregates of kinematic vertices only, empty rows in the coarsest matrix): the step
+ * meets the tolerance against the dense system. */
+static void test_multilevel_odd_shapes(void)
+{
+	const int shapes[4][2] = {{2, 600}, {600, 2}, {3, 401}, {45, 25}};
+	for (int k = 0; k < 4; k++) {
+		sim_world_def def = implicit_def();
+		def.air_damping = 0.1f;
+		def.cg_max_iterations = 1000;
+		sim_world *w = sim_world_create(&def);
+		REQUIRE(w);
+		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
+		sim_grid_def g = sim_grid_def_default();
+		g.nx = shapes[k][0];
+		g.ny = shapes[k][1];
+		g.size_x = 0.01f * (float)(g.nx - 1);
+		g.size_y = 0.01f * (float)(g.ny - 1);
+		REQUIRE(sim_world_add_grid(w, &g) == 0);
+		/* the last shape: its first eight rows pinned (so every level, the coarsest too,
+		 * has aggregates of kinematic vertices only), one of them pulled */
+		const int pinned = k == 3 ? 8 * g.nx : 1;
+		for (int i = 0; i < pinned; i++)
+			REQUIRE(sim_world_pin(w, i, true) == SIM_OK);
+		if (k == 3)
+			REQUIRE(sim_world_add_velocity_block(w, 0.0, 7 * g.nx + 7, (vec3){0.0f, 0.2f, 0.1f}) == SIM_OK);
+		for (int s = 0; s < 5; s++)
+			REQUIRE(sim_world_step(w, 1.0f / 90.0f) == SIM_OK);
+		check_solution(w, 1.0f / 90.0f, 1.5);
+		sim_world_destroy(&w);
+	}
+}
+
 static const test_case tests[] = {
 	TEST(test_anchor_closed_form),
 	TEST(test_pinned_spring_closed_form),
@@ -814,5 +848,6 @@ static const test_case tests[] = {
 	TEST(test_multilevel_fewer_iterations),
 	TEST(test_multilevel_symmetric_positive),
 	TEST(test_multilevel_auto),
+	TEST(test_multilevel_odd_shapes),
 };
 TEST_MAIN(tests)
