@@ -756,8 +756,8 @@ static void test_multilevel_symmetric_positive(void)
 
 /* The default choice (ML_AUTO): a soft cloth that block Jacobi solves in a few
  * iterations never switches, so its steps are block Jacobi's to the bit; a stiff one
- * switches after its first step and then needs fewer iterations a step than block
- * Jacobi on the same steps. */
+ * switches within its first step and needs far fewer iterations than block Jacobi on
+ * the same steps, each meeting the tolerance. */
 static void test_multilevel_auto(void)
 {
 	uint64_t hash[2];

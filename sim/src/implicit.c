@@ -66,10 +66,12 @@
  * Where the cloth is soft or the step short, block Jacobi converges in a few iterations
  * and the cycle's setup and its three products would double the solve (4 iterations a
  * step on the 2 N/m cloths of `tela bench integrators`: 0.27 against 0.61 ms at 64 x 64).
- * So by default (ML_AUTO) a step uses the multilevel preconditioner when the previous
- * step needed more than ML_ENTER_ITERATIONS block Jacobi iterations, and goes back after
- * a step that needed at most ML_LEAVE_ITERATIONS multilevel ones: the choice follows the
- * iteration counts, so it is the same for any number of workers.  The convergence test
+ * So by default (ML_AUTO) a solve starts on block Jacobi and, if it has not converged
+ * after ML_ENTER_ITERATIONS iterations, restarts PCG from that iterate with the
+ * multilevel preconditioner (the drape's first step on the ball: 20 + 7 iterations
+ * instead of 88); the next step then starts with it, and goes back to block Jacobi after
+ * a step that needed at most ML_LEAVE_ITERATIONS multilevel ones.  The choice follows
+ * the iteration counts, so it is the same for any number of workers.  The convergence test
  * is the same in both: rᵀ P r relative to the paper's starting point, P the block Jacobi
  * inverse, so "converged" means the same whichever preconditioner ran (the multilevel
  * path computes rᵀ P r alongside its own rᵀ M r).
@@ -221,13 +223,15 @@ struct sim_implicit {
 	 * aggregate in `coarse` (three planes coarse_stride apart); vertices outside the
 	 * hierarchies map to an entry past the aggregates that is kept zero, so the
 	 * prolongation needs no branch. */
-	bool ml_on;
-	int ml_mode;  /* ml_mode (multilevel.h) */
+	bool ml_ready; /* some grid object has a hierarchy (and agg and coarse are set) */
+	bool ml_on;    /* this step's solve uses it */
+	int ml_mode;   /* ml_mode (multilevel.h) */
 	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
 	ml_grid **grids;
 	int grid_capacity;
 	int *agg;
 	int agg_capacity;
+	int map_n, map_objects; /* the world's size when agg was built (objects only grow) */
 	float *coarse;
 	int coarse_capacity, coarse_stride;
 
@@ -399,7 +403,7 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
  * the map from vertices to level-1 aggregates.  false when out of memory. */
 static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 {
-	im->ml_on = false;
+	im->ml_on = im->ml_ready = false;
 	if (im->ml_mode == ML_NEVER)
 		return true;
 	if (w->object_count > im->grid_capacity) {
@@ -421,10 +425,14 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
 			return false;
 		coarse += ml_level1_count(im->grids[k]);
-		im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
+		im->ml_ready = true;
 	}
-	if (!im->ml_on)
+	if (!im->ml_ready)
 		return true;
+	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
+	if (w->n == im->map_n && w->object_count == im->map_objects)
+		return true;
+	im->map_n = 0;
 	if (w->n > im->agg_capacity) {
 		int cap = grown(im->agg_capacity, w->n, 64);
 		if (!regrow((void **)&im->agg, sizeof(int) * (size_t)cap))
@@ -453,6 +461,8 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 			im->agg[o->first_vertex + v] = base + ((v % nx) >> 1) + ((v / nx) >> 1) * cx;
 		base += ml_level1_count(im->grids[k]);
 	}
+	im->map_n = w->n;
+	im->map_objects = w->object_count;
 	return true;
 }
 
@@ -1622,6 +1632,10 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	int iterations = 0;
 	if (im->ml_on)
 		delta = solve_multilevel(im, &job, w, delta, target, max_iterations, &iterations);
+	/* ML_AUTO on block Jacobi: at most ML_ENTER_ITERATIONS of them, then the multilevel
+	 * preconditioner from where they stopped (below). */
+	const bool may_switch = !im->ml_on && im->ml_ready && im->ml_mode == ML_AUTO;
+	const int limit = may_switch && ML_ENTER_ITERATIONS < max_iterations ? ML_ENTER_ITERATIONS : max_iterations;
 	/* The iteration in Chronopoulos and Gear's form (J. Comput. Appl. Math. 25, 1989): with
 	 * u = P r and w = A u, pᵀ A p follows from uᵀ w and the previous alpha and beta, and
 	 * A p from w by the same recurrence as p from u.  So an iteration's only sums, rᵀ u and
@@ -1655,7 +1669,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 			float *t;
 			t = im->r, im->r = im->r2, im->r2 = t;
 			t = im->ap, im->ap = im->ap2, im->ap2 = t;
-			if (inline_only && (iterations + 1 >= max_iterations || !(delta_new > target))) {
+			if (inline_only && (iterations + 1 >= limit || !(delta_new > target))) {
 				delta = delta_new;
 				iterations++;
 				break;
@@ -1676,7 +1690,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 			const double beta = delta_new / delta;
 			delta = delta_new;
 			iterations++;
-			if (iterations >= max_iterations || !(delta > target))
+			if (iterations >= limit || !(delta > target))
 				break;
 			/* Chronopoulos and Gear: pᵀ A p from uᵀ A u and the previous step */
 			quad -= beta * delta / alpha;
@@ -1686,9 +1700,22 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		}
 	}
 
+	/* r and dv are the block Jacobi iteration's, which the multilevel one continues from
+	 * (a restart of PCG: the same convergence test on the same residual). */
+	bool switched = false;
+	if (may_switch && iterations >= limit && limit < max_iterations && delta > target) {
+		multilevel_assemble(im, w);
+		im->ml_on = switched = true;
+		int more;
+		delta = solve_multilevel(im, &job, w, delta, target, max_iterations - iterations, &more);
+		iterations += more;
+	}
+
 	run_phase(&job, PH_FINISH);
+	/* The next step starts with the preconditioner that this one ended with, unless the
+	 * multilevel one had little left to do from the start. */
 	if (im->ml_mode == ML_AUTO)
-		im->ml_next = im->ml_on ? iterations > ML_LEAVE_ITERATIONS : iterations > ML_ENTER_ITERATIONS;
+		im->ml_next = switched || (im->ml_on && iterations > ML_LEAVE_ITERATIONS);
 	bool finite = isfinite(delta);
 	for (int b = 0; b < vblocks; b++)
 		finite = finite && im->flags[b] != 0;

@@ -44,9 +44,10 @@ typedef struct sim_implicit sim_implicit;
 /* When the solve uses the multilevel preconditioner: by the iterations of the last
  * step (the default), always, or never (block Jacobi everywhere). */
 typedef enum ml_mode { ML_AUTO, ML_ALWAYS, ML_NEVER } ml_mode;
-/* ML_AUTO's switch (see implicit.c): a step that needed more than ML_ENTER_ITERATIONS
- * block Jacobi iterations makes the next one use the multilevel preconditioner, one that
- * needed at most ML_LEAVE_ITERATIONS multilevel iterations makes the next one go back. */
+/* ML_AUTO's switch (see implicit.c): a solve on block Jacobi that has not converged after
+ * ML_ENTER_ITERATIONS iterations goes on with the multilevel preconditioner, and the next
+ * step starts with it; a step that started with it and needed at most
+ * ML_LEAVE_ITERATIONS iterations makes the next one start on block Jacobi again. */
 #define ML_ENTER_ITERATIONS 20
 #define ML_LEAVE_ITERATIONS 3
 void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode);
