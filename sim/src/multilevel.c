@@ -363,8 +363,9 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 	 * aggregate */
 	for (int j = 0; j < g->ny; j++) {
 		masked_row(rows, diag + j * nx, mask + j * nx, nx);
-		for (int k = S_XX; k <= S_ZZ; k += (k == S_XX ? S_YY - S_XX : S_ZZ - S_YY))
-			pair_row(cdiag + k * cst + (j >> 1) * cnx, rows, nx, true);
+		static const int diagonal[3] = {S_XX, S_YY, S_ZZ};
+		for (int k = 0; k < 3; k++)
+			pair_row(cdiag + diagonal[k] * cst + (j >> 1) * cnx, rows, nx, true);
 	}
 	for (int r = 0; r < run_count; r++) {
 		const ml_fine_run *run = &runs[r];
@@ -427,19 +428,19 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 
 /* ---- the cycle ---------------------------------------------------------------------------- */
 
-/* y = scale S x (accumulate: y += scale S x) for the six-plane symmetric blocks S. */
+/* y += scale S x for the six-plane symmetric blocks S. */
 SIM_VECTOR_CLONES
 static void block_apply(const float *restrict s, const float *restrict x, float *restrict y, int n, int st,
-                        float scale, bool accumulate)
+                        float scale)
 {
 	for (int i = 0; i < n; i++) {
 		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
 		float y0 = s[S_XX * st + i] * x0 + s[S_XY * st + i] * x1 + s[S_XZ * st + i] * x2;
 		float y1 = s[S_XY * st + i] * x0 + s[S_YY * st + i] * x1 + s[S_YZ * st + i] * x2;
 		float y2 = s[S_XZ * st + i] * x0 + s[S_YZ * st + i] * x1 + s[S_ZZ * st + i] * x2;
-		y[i] = (accumulate ? y[i] : 0.0f) + scale * y0;
-		y[st + i] = (accumulate ? y[st + i] : 0.0f) + scale * y1;
-		y[2 * st + i] = (accumulate ? y[2 * st + i] : 0.0f) + scale * y2;
+		y[i] += scale * y0;
+		y[st + i] += scale * y1;
+		y[2 * st + i] += scale * y2;
 	}
 }
 
@@ -598,7 +599,7 @@ static void vcycle(ml_grid *g, int l)
 	/* x += w D^-1 (b - A x): the same smoother after as before, so the cycle is symmetric */
 	diag_residual(d, b, x, t, n, st);
 	edges_residual(L, x, t);
-	block_apply(inv, t, x, n, st, COARSE_OMEGA, true);
+	block_apply(inv, t, x, n, st, COARSE_OMEGA);
 }
 
 /* One fine row's filtered residual mask (r - q), into a row of scratch. */
