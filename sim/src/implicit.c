@@ -219,19 +219,18 @@ struct sim_implicit {
 	size_t scratch_floats;
 
 	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
-	 * (NULL for other objects), used when ml_on.  agg maps each vertex to its level-1
-	 * aggregate in `coarse` (three planes coarse_stride apart); vertices outside the
-	 * hierarchies map to an entry past the aggregates that is kept zero, so the
-	 * prolongation needs no branch. */
-	bool ml_ready; /* some grid object has a hierarchy (and agg and coarse are set) */
+	 * (NULL for other objects), used when ml_on.  `coarse` holds every hierarchy's level-1
+	 * correction, three planes coarse_stride apart. */
+	bool ml_ready; /* some grid object has a hierarchy (and levels1 and coarse are set) */
 	bool ml_on;    /* this step's solve uses it */
 	int ml_mode;   /* ml_mode (multilevel.h) */
 	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
 	ml_grid **grids;
 	int grid_capacity;
-	int *agg;
-	int agg_capacity;
-	int map_n, map_objects; /* the world's size when agg was built (objects only grow) */
+	/* per hierarchy, in object order: first vertex, vertex count, nx, its level 1's
+	 * offset in `coarse` and width (the prolongation walks rows with these) */
+	int (*levels1)[5];
+	int level1_count;
 	float *coarse;
 	int coarse_capacity, coarse_stride;
 
@@ -262,7 +261,7 @@ void sim_implicit_destroy(sim_implicit *im)
 	for (int k = 0; k < im->grid_capacity; k++)
 		ml_destroy(im->grids[k]);
 	free(im->grids);
-	free(im->agg);
+	free(im->levels1);
 	free(im->coarse);
 	free(im);
 }
@@ -399,14 +398,18 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 }
 
 /* Builds (or resizes) a hierarchy for each grid object of at least ML_MIN_VERTICES
- * vertices and, when this step uses them (im->ml_on: see ML_AUTO in the header comment),
- * the map from vertices to level-1 aggregates.  false when out of memory. */
+ * vertices and says whether this step starts with them (im->ml_on: see ML_AUTO in the
+ * header comment).  false when out of memory. */
 static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 {
 	im->ml_on = im->ml_ready = false;
 	if (im->ml_mode == ML_NEVER)
 		return true;
 	if (w->object_count > im->grid_capacity) {
+		int(*l1)[5] = realloc(im->levels1, sizeof(int[5]) * (size_t)w->object_count);
+		if (!l1)
+			return false;
+		im->levels1 = l1;
 		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
 		if (!g)
 			return false;
@@ -429,40 +432,25 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 	}
 	if (!im->ml_ready)
 		return true;
-	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
-	if (w->n == im->map_n && w->object_count == im->map_objects)
-		return true;
-	im->map_n = 0;
-	if (w->n > im->agg_capacity) {
-		int cap = grown(im->agg_capacity, w->n, 64);
-		if (!regrow((void **)&im->agg, sizeof(int) * (size_t)cap))
-			return false;
-		im->agg_capacity = cap;
-	}
-	if (coarse + 1 > im->coarse_capacity) {
-		int cap = grown(im->coarse_capacity, coarse + 1, 64);
+	if (coarse > im->coarse_capacity) {
+		int cap = grown(im->coarse_capacity, coarse, 64);
 		if (!regrow((void **)&im->coarse, sizeof(float) * 3 * (size_t)(cap + PLANE_PAD)))
 			return false;
 		im->coarse_capacity = cap;
 		im->coarse_stride = cap + PLANE_PAD;
 	}
-	/* Vertices outside the hierarchies read entry `coarse`, kept zero. */
-	for (int i = 0; i < w->n; i++)
-		im->agg[i] = coarse;
-	for (int c = 0; c < 3; c++)
-		im->coarse[c * im->coarse_stride + coarse] = 0.0f;
 	int base = 0;
+	im->level1_count = 0;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
 			continue;
 		const int nx = o->grid_nx, cx = (nx + 1) / 2;
-		for (int v = 0; v < o->vertex_count; v++)
-			im->agg[o->first_vertex + v] = base + ((v % nx) >> 1) + ((v / nx) >> 1) * cx;
+		int *l1 = im->levels1[im->level1_count++];
+		l1[0] = o->first_vertex, l1[1] = o->vertex_count, l1[2] = nx, l1[3] = base, l1[4] = cx;
 		base += ml_level1_count(im->grids[k]);
 	}
-	im->map_n = w->n;
-	im->map_objects = w->object_count;
+	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
 	return true;
 }
 
@@ -784,13 +772,25 @@ static void ml_scale(float *restrict z, float omega, int count)
 		z[i] *= omega;
 }
 
-/* z += mask coarse[agg]: the prolongation; agg points at a zero entry outside grids. */
+/* z += mask e[(col + k) / 2] along one row of a grid from column col: the prolongation,
+ * in pairs of columns after a first odd one, so that it vectorises. */
 SIM_VECTOR_CLONES
-static void ml_prolong(float *restrict z, const float *restrict mask, const float *restrict coarse,
-                       const int *restrict agg, int count)
+static void ml_prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int col,
+                           int count)
 {
-	for (int i = 0; i < count; i++)
-		z[i] += mask[i] * coarse[agg[i]];
+	int k = 0;
+	if ((col & 1) && count > 0) {
+		z[0] += mask[0] * e[col >> 1];
+		k = 1;
+	}
+	const float *ee = e + ((col + k) >> 1);
+	const int pairs = (count - k) / 2;
+	for (int m = 0; m < pairs; m++) {
+		z[k + 2 * m] += mask[k + 2 * m] * ee[m];
+		z[k + 2 * m + 1] += mask[k + 2 * m + 1] * ee[m];
+	}
+	if ((count - k) & 1)
+		z[count - 1] += mask[count - 1] * ee[pairs];
 }
 
 /* z += omega P (r - q), P the block Jacobi inverse (six planes), over three planes. */
@@ -1167,8 +1167,18 @@ static double job_multilevel(const solve_job *j, int lo, int hi)
 		return rpr;
 	}
 	case PH_ML_PROLONG:
-		for (int c = 0; c < 3; c++)
-			ml_prolong(z + c * st + lo, mask + lo, im->coarse + c * im->coarse_stride, im->agg + lo, m);
+		for (int k = 0; k < im->level1_count; k++) {
+			const int *l1 = im->levels1[k], first = l1[0], nx = l1[2];
+			const int v0 = lo > first ? lo : first, v1 = hi < first + l1[1] ? hi : first + l1[1];
+			for (int v = v0; v < v1;) {
+				const int row = (v - first) / nx, col = (v - first) - row * nx;
+				const int end = first + (row + 1) * nx < v1 ? first + (row + 1) * nx : v1;
+				for (int c = 0; c < 3; c++)
+					ml_prolong_row(z + c * st + v, mask + v,
+					               im->coarse + c * im->coarse_stride + l1[3] + (row >> 1) * l1[4], col, end - v);
+				v = end;
+			}
+		}
 		return 0.0;
 	case PH_ML_POST:
 		ml_smooth(im->pre + lo, r + lo, im->q + lo, z + lo, FINE_OMEGA, m, st);
