@@ -55,7 +55,7 @@
  * definite and plain PCG applies.  An iteration costs three products instead of one plus
  * the coarse levels (about 3.5 times a block Jacobi iteration on the drape); it cuts the
  * drape's iterations on the ball from 63-170 to 13-24 a step (85.9 to 15.3 a frame on
- * average) and its solve from 10.9-11.4 to 7.1-7.2 ms a frame on one core
+ * average) and its solve from 10.9-11.0 to 6.9 ms a frame on one core
  * (docs/benchmarks.md, "A multilevel preconditioner").
  * Unsmoothed aggregation was chosen over smoothed aggregation or linear interpolation
  * because its coarse operators keep the fine level's form (a 9-point stencil of 3 x 3
