@@ -3,6 +3,7 @@
  * matrix built here from the force formulas (and checked against finite differences of
  * sim_compute_forces), and bounds on a stiff cloth. */
 #include "sim/sim.h"
+#include "multilevel.h"
 #include "sim_internal.h"
 #include "test.h"
 
@@ -137,7 +138,7 @@ static double block_jacobi_norm2(const double *A, int n, const double *r)
 /* Takes one solver step from the world's current state and checks the solution against
  * the dense system: the filtered residual b - A dv, relative to the residual of the
  * paper's starting point dv = z, in the block-Jacobi norm the solver reports. */
-static void check_solution(sim_world *w, float h, double tol_factor)
+static void check_solution_n(sim_world *w, float h, double tol_factor, int *iterations)
 {
 	const int n = w->n, n3 = 3 * n;
 	const size_t bytes = sizeof(vec4) * (size_t)n;
@@ -190,6 +191,13 @@ static void check_solution(sim_world *w, float h, double tol_factor)
 	free(r);
 	free(r0);
 	free(dv);
+	if (iterations)
+		*iterations = st.cg_iterations;
+}
+
+static void check_solution(sim_world *w, float h, double tol_factor)
+{
+	check_solution_n(w, h, tol_factor, NULL);
 }
 
 /* ---- tests ------------------------------------------------------------------------------- */
@@ -606,6 +614,226 @@ static void test_degenerate_inputs(void)
 	sim_world_destroy(&w);
 }
 
+/* ---- the multilevel preconditioner (multilevel.c) ----------------------------------------- */
+
+/* A 37 x 29 cloth (1073 vertices: large enough for the multilevel preconditioner, odd in
+ * both directions so the last aggregates of each row and column are partial) of
+ * stiffness k (shear k / 2, bend k / 50), pinned at one corner and at a vertex inside,
+ * its other top corner pulled sideways (a moving constraint), stepped at 1/90 s. */
+static sim_world *multilevel_world(bool multilevel, float k, int steps)
+{
+	sim_world_def def = implicit_def();
+	def.air_damping = 0.1f;
+	def.cg_max_iterations = 2000;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	sim_implicit_set_multilevel(w->implicit, multilevel ? ML_ALWAYS : ML_NEVER);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = 37;
+	g.ny = 29;
+	g.size_x = 0.9f;
+	g.size_y = 0.7f;
+	g.material.stiffness[0] = k, g.material.stiffness[1] = 0.5f * k, g.material.stiffness[2] = 0.02f * k;
+	bool ok = sim_world_add_grid(w, &g) == 0 && sim_world_pin(w, 0, true) == SIM_OK &&
+	          sim_world_pin(w, 12 * g.nx + 17, true) == SIM_OK &&
+	          sim_world_add_velocity_block(w, 0.0, g.nx - 1, (vec3){0.4f, 0.1f, 0.0f}) == SIM_OK;
+	for (int s = 0; ok && s < steps; s++)
+		ok = sim_world_step(w, 1.0f / 90.0f) == SIM_OK;
+	if (!ok)
+		sim_world_destroy(&w);
+	return w;
+}
+
+/* The step's dv solves the dense system to the tolerance, in the same block-Jacobi norm
+ * as with block Jacobi preconditioning, and kinematic vertices move exactly as
+ * prescribed. */
+static void test_multilevel_residual(void)
+{
+	sim_world *w = multilevel_world(true, 100.0f, 20);
+	REQUIRE(w);
+	const float h = 1.0f / 90.0f;
+	check_solution(w, h, 1.5);
+	/* and once more through the world's step: the pinned vertices keep their prescribed
+	 * velocity to the bit, and x moved by exactly h v */
+	const int n = w->n;
+	vec4 *x0 = malloc(sizeof(vec4) * (size_t)n);
+	REQUIRE(x0);
+	memcpy(x0, w->x, sizeof(vec4) * (size_t)n);
+	REQUIRE(sim_world_step(w, h) == SIM_OK);
+	const int kinematic[3] = {0, 36, 12 * 37 + 17};
+	const float expect[3][3] = {{0.0f, 0.0f, 0.0f}, {0.4f, 0.1f, 0.0f}, {0.0f, 0.0f, 0.0f}};
+	for (int k = 0; k < 3; k++) {
+		const int i = kinematic[k];
+		for (int c = 0; c < 3; c++) {
+			CHECK_MSG(w->v[i][c] == expect[k][c], "vertex %d: v %g, prescribed %g", i, w->v[i][c], expect[k][c]);
+			CHECK(w->x[i][c] == x0[i][c] + h * expect[k][c]);
+		}
+	}
+	free(x0);
+	sim_world_destroy(&w);
+}
+
+/* The same state solved with each preconditioner: both meet the tolerance against the
+ * dense system, and the multilevel one needs far fewer iterations, the more so the
+ * stiffer the cloth. */
+static void test_multilevel_fewer_iterations(void)
+{
+	const float stiffness[2] = {100.0f, 2000.0f};
+	for (int k = 0; k < 2; k++) {
+		int iterations[2];
+		for (int ml = 0; ml < 2; ml++) {
+			sim_world *w = multilevel_world(ml == 1, stiffness[k], 10);
+			REQUIRE(w);
+			check_solution_n(w, 1.0f / 90.0f, 1.5, &iterations[ml]);
+			sim_world_destroy(&w);
+		}
+		printf("stiffness %g: block Jacobi %d iterations, multilevel %d\n", (double)stiffness[k], iterations[0],
+		       iterations[1]);
+		CHECK_MSG(3 * iterations[1] < iterations[0], "stiffness %g: multilevel %d, block Jacobi %d iterations",
+		          (double)stiffness[k], iterations[1], iterations[0]);
+	}
+}
+
+static uint64_t lcg(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+static double dot_d(const float *a, const float *b, int n)
+{
+	double s = 0.0;
+	for (int i = 0; i < n; i++)
+		s += (double)a[i] * b[i];
+	return s;
+}
+
+/* CG needs the preconditioner symmetric and positive definite on the free vertices and
+ * zero on the kinematic ones: uᵀ M v = vᵀ M u to float rounding, vᵀ M v > 0 for random
+ * vectors, and M of a vector that lives on kinematic vertices only is exactly 0. */
+static void test_multilevel_symmetric_positive(void)
+{
+	sim_world *w = multilevel_world(true, 100.0f, 30);
+	REQUIRE(w);
+	const int n = w->n, n3 = 3 * n;
+	float *u = malloc(sizeof(float) * (size_t)n3), *v = malloc(sizeof(float) * (size_t)n3);
+	float *mu = malloc(sizeof(float) * (size_t)n3), *mv = malloc(sizeof(float) * (size_t)n3);
+	REQUIRE(u && v && mu && mv);
+	uint64_t seed = 12345;
+	const float h = 1.0f / 90.0f;
+	for (int trial = 0; trial < 8; trial++) {
+		for (int i = 0; i < n3; i++) {
+			/* smooth and rough parts: the coarse levels see the one, the smoother the other */
+			const int vi = i / 3, col = vi % 37, row = vi / 37;
+			u[i] = (float)((double)lcg(&seed) / 2147483648.0 - 0.5) + sinf(0.1f * (float)(col + trial * row));
+			v[i] = (float)((double)lcg(&seed) / 2147483648.0 - 0.5) + cosf(0.07f * (float)(row * (trial + 1)));
+		}
+		REQUIRE(sim_implicit_apply_preconditioner(w, h, u, mu));
+		REQUIRE(sim_implicit_apply_preconditioner(w, h, v, mv));
+		const double umv = dot_d(u, mv, n3), vmu = dot_d(v, mu, n3);
+		const double uu = dot_d(u, mu, n3), vv = dot_d(v, mv, n3);
+		CHECK_MSG(uu > 0.0 && vv > 0.0, "trial %d: uMu %g, vMv %g", trial, uu, vv);
+		CHECK_MSG(fabs(umv - vmu) <= 1e-5 * sqrt(uu * vv), "trial %d: uMv %.9g, vMu %.9g (scale %g)", trial, umv,
+		          vmu, sqrt(uu * vv));
+		for (int i = 0; i < n; i++)
+			if (w->x[i][3] == 0.0f)
+				for (int c = 0; c < 3; c++)
+					CHECK(mu[3 * i + c] == 0.0f && mv[3 * i + c] == 0.0f);
+	}
+	/* a vector on the kinematic vertices only */
+	for (int i = 0; i < n3; i++)
+		u[i] = w->x[i / 3][3] == 0.0f ? 1.0f : 0.0f;
+	REQUIRE(sim_implicit_apply_preconditioner(w, h, u, mu));
+	for (int i = 0; i < n3; i++)
+		CHECK(mu[i] == 0.0f);
+	free(u);
+	free(v);
+	free(mu);
+	free(mv);
+	sim_world_destroy(&w);
+}
+
+/* The default choice (ML_AUTO): a soft cloth that block Jacobi solves in a few
+ * iterations never switches, so its steps are block Jacobi's to the bit; a stiff one
+ * switches within its first step and needs far fewer iterations than block Jacobi on
+ * the same steps, each meeting the tolerance. */
+static void test_multilevel_auto(void)
+{
+	uint64_t hash[2];
+	long iterations[2][2] = {{0, 0}, {0, 0}};
+	for (int mode = 0; mode < 2; mode++) {
+		for (int stiff = 0; stiff < 2; stiff++) {
+			sim_world_def def = implicit_def();
+			def.air_damping = 0.1f;
+			def.cg_max_iterations = 2000;
+			sim_world *w = sim_world_create(&def);
+			REQUIRE(w);
+			sim_implicit_set_multilevel(w->implicit, mode == 0 ? ML_AUTO : ML_NEVER);
+			sim_grid_def g = sim_grid_def_default();
+			g.nx = g.ny = 40;
+			g.size_x = g.size_y = 0.4f;
+			g.material.stiffness[0] = stiff ? 2000.0f : 2.0f;
+			g.material.stiffness[1] = stiff ? 800.0f : 0.8f;
+			g.material.stiffness[2] = stiff ? 80.0f : 0.08f;
+			REQUIRE(sim_world_add_grid(w, &g) == 0);
+			REQUIRE(sim_world_pin(w, 0, true) == SIM_OK && sim_world_pin(w, g.nx - 1, true) == SIM_OK);
+			const float h = stiff ? 1.0f / 90.0f : 1.0f / 1000.0f;
+			for (int s = 0; s < 20; s++) {
+				REQUIRE(sim_world_step(w, h) == SIM_OK);
+				const int it = sim_world_stats(w)->cg_iterations;
+				CHECK_MSG(sim_world_stats(w)->cg_residual <= def.cg_tolerance, "mode %d, stiff %d, step %d: %d iterations, residual %g",
+				          mode, stiff, s, it, (double)sim_world_stats(w)->cg_residual);
+				if (s > 0)
+					iterations[mode][stiff] += it;
+			}
+			if (!stiff)
+				hash[mode] = sim_world_state_hash(w);
+			sim_world_destroy(&w);
+		}
+	}
+	printf("stiff cloth: auto %ld, block Jacobi %ld iterations in 19 steps\n", iterations[0][1], iterations[1][1]);
+	CHECK_MSG(hash[0] == hash[1], "soft cloth: auto %016llx, block Jacobi %016llx", (unsigned long long)hash[0],
+	          (unsigned long long)hash[1]);
+	CHECK_MSG(iterations[1][1] > 19L * ML_ENTER_ITERATIONS, "stiff cloth: block Jacobi %ld iterations", iterations[1][1]);
+	CHECK_MSG(3 * iterations[0][1] < iterations[1][1], "stiff cloth: auto %ld, block Jacobi %ld iterations",
+	          iterations[0][1], iterations[1][1]);
+}
+
+/* Grids of odd shapes through the multilevel solve: two or three vertices wide (levels
+ * one aggregate wide), long the other way, and a cloth whose first rows are all pinned
+ * (aggregates of kinematic vertices only, empty rows in the coarsest matrix): the step
+ * meets the tolerance against the dense system. */
+static void test_multilevel_odd_shapes(void)
+{
+	const int shapes[4][2] = {{2, 600}, {600, 2}, {3, 401}, {45, 25}};
+	for (int k = 0; k < 4; k++) {
+		sim_world_def def = implicit_def();
+		def.air_damping = 0.1f;
+		def.cg_max_iterations = 1000;
+		sim_world *w = sim_world_create(&def);
+		REQUIRE(w);
+		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
+		sim_grid_def g = sim_grid_def_default();
+		g.nx = shapes[k][0];
+		g.ny = shapes[k][1];
+		g.size_x = 0.01f * (float)(g.nx - 1);
+		g.size_y = 0.01f * (float)(g.ny - 1);
+		REQUIRE(sim_world_add_grid(w, &g) == 0);
+		/* the last shape: its first eight rows pinned (so every level, the coarsest too,
+		 * has aggregates of kinematic vertices only), one of them pulled */
+		const int pinned = k == 3 ? 8 * g.nx : 1;
+		for (int i = 0; i < pinned; i++)
+			REQUIRE(sim_world_pin(w, i, true) == SIM_OK);
+		if (k == 3)
+			REQUIRE(sim_world_add_velocity_block(w, 0.0, 7 * g.nx + 7, (vec3){0.0f, 0.2f, 0.1f}) == SIM_OK);
+		for (int s = 0; s < 5; s++)
+			REQUIRE(sim_world_step(w, 1.0f / 90.0f) == SIM_OK);
+		check_solution(w, 1.0f / 90.0f, 1.5);
+		sim_world_destroy(&w);
+	}
+}
+
 static const test_case tests[] = {
 	TEST(test_anchor_closed_form),
 	TEST(test_pinned_spring_closed_form),
@@ -616,5 +844,10 @@ static const test_case tests[] = {
 	TEST(test_stiff_cloth_bounded),
 	TEST(test_deterministic),
 	TEST(test_degenerate_inputs),
+	TEST(test_multilevel_residual),
+	TEST(test_multilevel_fewer_iterations),
+	TEST(test_multilevel_symmetric_positive),
+	TEST(test_multilevel_auto),
+	TEST(test_multilevel_odd_shapes),
 };
 TEST_MAIN(tests)

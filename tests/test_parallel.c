@@ -7,7 +7,9 @@
 #include "test.h"
 
 #include "scenes/scenes.h"
+#include "multilevel.h"
 #include "sim/sim.h"
+#include "sim_internal.h"
 #include "task_pool.h"
 
 #include <stdint.h>
@@ -137,15 +139,25 @@ static void test_pool_workers_same_state(void)
  * moving constraint), collisions off, so that every loop handed out is the solve's; the
  * same cloth dropped on a ball with self-collision; and the drape with seed 002's
  * tetrahedron beside it, whose springs are not a grid's and go through the solve's
- * serial list.  Stepped at 1/90 s, where the solve needs tens of iterations. */
-typedef enum { IMPLICIT_PULLED, IMPLICIT_DRAPE, IMPLICIT_DRAPE_AND_MESH, IMPLICIT_CASES } implicit_case;
+ * serial list.  Stepped at 1/90 s, where the solve needs tens of iterations.  The three go
+ * through the multilevel preconditioner (multilevel.c); a fourth case has two cloths, a
+ * 66 x 49 one with its own hierarchy and a 30 x 30 one too small for one (block Jacobi
+ * inside the same solve), pinned and pulled, collisions off, the multilevel
+ * preconditioner forced on every step (the others switch by their iterations). */
+typedef enum {
+	IMPLICIT_PULLED,
+	IMPLICIT_DRAPE,
+	IMPLICIT_DRAPE_AND_MESH,
+	IMPLICIT_TWO_CLOTHS,
+	IMPLICIT_CASES
+} implicit_case;
 
 static sim_world *implicit_world(implicit_case c)
 {
 	sim_world_def def = sim_world_def_default();
 	def.integrator = SIM_IMPLICIT;
 	def.air_damping = 0.1f;
-	def.collisions = c != IMPLICIT_PULLED;
+	def.collisions = c != IMPLICIT_PULLED && c != IMPLICIT_TWO_CLOTHS;
 	sim_world *w = sim_world_create(&def);
 	if (!w)
 		return NULL;
@@ -155,8 +167,20 @@ static sim_world *implicit_world(implicit_case c)
 	g.origin[0] = -0.5f, g.origin[1] = 0.75f, g.origin[2] = -0.5f;
 	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
 	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
+	if (c == IMPLICIT_TWO_CLOTHS)
+		g.nx = 66, g.ny = 49;
 	bool ok = sim_world_add_grid(w, &g) >= 0;
-	if (c == IMPLICIT_PULLED) {
+	if (c == IMPLICIT_TWO_CLOTHS) {
+		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
+		sim_grid_def small = g;
+		small.nx = small.ny = 30;
+		small.origin[1] = 0.25f;
+		const int first = sim_world_vertex_count(w);
+		ok = ok && sim_world_add_grid(w, &small) >= 0;
+		ok = ok && sim_world_pin(w, 0, true) == SIM_OK && sim_world_pin(w, first, true) == SIM_OK;
+		ok = ok && sim_world_add_velocity_block(w, 0.0, 65, (vec3){0.3f, 0.0f, 0.0f}) == SIM_OK;
+		ok = ok && sim_world_add_velocity_block(w, 0.0, first + 29, (vec3){0.0f, 0.2f, 0.1f}) == SIM_OK;
+	} else if (c == IMPLICIT_PULLED) {
 		ok = ok && sim_world_pin(w, 0, true) == SIM_OK;
 		ok = ok && sim_world_add_velocity_block(w, 0.0, 64, (vec3){0.3f, 0.0f, 0.0f}) == SIM_OK;
 	} else {
@@ -177,7 +201,7 @@ static sim_world *implicit_world(implicit_case c)
 
 static void test_implicit_same_state(void)
 {
-	static const char *const names[IMPLICIT_CASES] = {"pulled", "drape", "drape and mesh"};
+	static const char *const names[IMPLICIT_CASES] = {"pulled", "drape", "drape and mesh", "two cloths"};
 	const int steps = 40;
 	const float dt = 1.0f / 90.0f;
 	for (int c = 0; c < IMPLICIT_CASES; c++) {

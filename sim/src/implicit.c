@@ -42,6 +42,40 @@
  * The iteration is written in Chronopoulos and Gear's form, which needs one reduction
  * per iteration instead of two (see sim_implicit_step).
  *
+ * The multilevel preconditioner.  Block Jacobi sees one vertex at a time, so CG needs
+ * about as many iterations as the stiffness takes to spread across the cloth: on the
+ * 129 x 129 drape on its ball (h = 1/90 s, 100 N/m, h^2 k / m in the thousands) 60 to 170
+ * a step.  Grid objects of ML_MIN_VERTICES or more therefore also get one symmetric
+ * V-cycle per iteration (solve_multilevel, multilevel.c): damped block Jacobi on the cloth
+ * (omega = FINE_OMEGA, before and after), a coarse correction whose levels aggregate 2 x 2
+ * vertices with Galerkin operators Pᵀ A P (P piecewise constant, kinematic vertices
+ * filtered out of it, so the whole map is S M S and stays in the filtered space), the
+ * coarsest level (at most 36 vertices) solved exactly.  Each piece is symmetric and the
+ * smoothers are the same before and after, so the preconditioner is symmetric positive
+ * definite and plain PCG applies.  An iteration costs three products instead of one plus
+ * the coarse levels (about 3.5 times a block Jacobi iteration on the drape); it cuts the
+ * drape's iterations on the ball from 63-170 to 13-24 a step (85.9 to 15.3 a frame on
+ * average) and its solve from 10.9-11.0 to 6.9 ms a frame on one core
+ * (docs/benchmarks.md, "A multilevel preconditioner").
+ * Unsmoothed aggregation was chosen over smoothed aggregation or linear interpolation
+ * because its coarse operators keep the fine level's form (a 9-point stencil of 3 x 3
+ * blocks, assembled by summing spring blocks); a W-cycle (13.9 iterations instead of
+ * 15.6, solve 9.8 ms), a scaled coarse correction (1.5: 15.7 to 20.8 iterations) and a
+ * smoother weight of 0.75 (15.8) did not pay.
+ *
+ * Where the cloth is soft or the step short, block Jacobi converges in a few iterations
+ * and the cycle's setup and its three products would double the solve (4 iterations a
+ * step on the 2 N/m cloths of `tela bench integrators`: 0.27 against 0.61 ms at 64 x 64).
+ * So by default (ML_AUTO) a solve starts on block Jacobi and, if it has not converged
+ * after ML_ENTER_ITERATIONS iterations, restarts PCG from that iterate with the
+ * multilevel preconditioner (the drape's first step on the ball: 20 + 7 iterations
+ * instead of 88); the next step then starts with it, and goes back to block Jacobi after
+ * a step that needed at most ML_LEAVE_ITERATIONS multilevel ones.  The choice follows
+ * the iteration counts, so it is the same for any number of workers.  The convergence test
+ * is the same in both: rᵀ P r relative to the paper's starting point, P the block Jacobi
+ * inverse, so "converged" means the same whichever preconditioner ran (the multilevel
+ * path computes rᵀ P r alongside its own rᵀ M r).
+ *
  * Layout: every vector of the solve is three planes (x, y, z) of floats.  The blocks of
  * a grid object are stored per spring family, in the grid's vertex order (the families
  * forces.c walks), so each product is a few long loops over contiguous planes that the
@@ -56,8 +90,12 @@
  * taken in one fixed order whichever block, chunk or worker computes them, so the
  * result is the same for any number of workers; an iteration is one parallel loop (two
  * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
- * runs inline, and an inline iteration is two plain loops with the same bits.
+ * runs inline, and an inline iteration is two plain loops with the same bits.  The
+ * multilevel path's loops over the cloth are parallel loops of the same kind; its coarse
+ * levels run on the calling thread (a quarter of the cloth's vertices and less, and the
+ * same bits whatever the workers do).
  */
+#include "multilevel.h"
 #include "sim_internal.h"
 
 #include <math.h>
@@ -126,6 +164,13 @@ typedef struct implicit_block {
 /* Below this many vertices every loop runs inline: a CG iteration of a 33 x 33 cloth
  * costs a few microseconds, about what waking a pool thread does. */
 #define PARALLEL_MIN_VERTICES 4096
+/* Grid objects at least this large get the multilevel preconditioner; smaller ones keep
+ * block Jacobi (see the header comment).  About where it breaks even on a stiff cloth:
+ * 32 x 32 at 500 N/m and 1/240 s took 0.29 ms of solve a step with it (7.8 iterations)
+ * and 0.30 ms with block Jacobi (40.4). */
+#define ML_MIN_VERTICES 1024
+/* The weight of the damped block Jacobi smoother on the cloth itself. */
+#define FINE_OMEGA 0.6f
 
 /* Vertex planes, in order, within one allocation. */
 enum {
@@ -173,6 +218,22 @@ struct sim_implicit {
 	int scratch_workers, halo, local_stride, t_stride, junk_stride;
 	size_t scratch_floats;
 
+	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
+	 * (NULL for other objects), used when ml_on.  `coarse` holds every hierarchy's level-1
+	 * correction, three planes coarse_stride apart. */
+	bool ml_ready; /* some grid object has a hierarchy (and levels1 and coarse are set) */
+	bool ml_on;    /* this step's solve uses it */
+	int ml_mode;   /* ml_mode (multilevel.h) */
+	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
+	ml_grid **grids;
+	int grid_capacity;
+	/* per hierarchy, in object order: first vertex, vertex count, nx, its level 1's
+	 * offset in `coarse` and width (the prolongation walks rows with these) */
+	int (*levels1)[5];
+	int level1_count;
+	float *coarse;
+	int coarse_capacity, coarse_stride;
+
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
 	 * during world step guess_step. */
 	int guess_count;
@@ -197,6 +258,11 @@ void sim_implicit_destroy(sim_implicit *im)
 	free(im->partial2);
 	free(im->flags);
 	free(im->scratch);
+	for (int k = 0; k < im->grid_capacity; k++)
+		ml_destroy(im->grids[k]);
+	free(im->grids);
+	free(im->levels1);
+	free(im->coarse);
 	free(im);
 }
 
@@ -328,6 +394,63 @@ static bool implicit_reserve(sim_implicit *im, const sim_world *w)
 		im->junk_stride = junk_stride;
 		im->scratch_floats = per_worker;
 	}
+	return true;
+}
+
+/* Builds (or resizes) a hierarchy for each grid object of at least ML_MIN_VERTICES
+ * vertices and says whether this step starts with them (im->ml_on: see ML_AUTO in the
+ * header comment).  false when out of memory. */
+static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
+{
+	im->ml_on = im->ml_ready = false;
+	if (im->ml_mode == ML_NEVER)
+		return true;
+	if (w->object_count > im->grid_capacity) {
+		int(*l1)[5] = realloc(im->levels1, sizeof(int[5]) * (size_t)w->object_count);
+		if (!l1)
+			return false;
+		im->levels1 = l1;
+		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
+		if (!g)
+			return false;
+		for (int k = im->grid_capacity; k < w->object_count; k++)
+			g[k] = NULL;
+		im->grids = g;
+		im->grid_capacity = w->object_count;
+	}
+	int coarse = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		if (!im->grids[k] && !(im->grids[k] = ml_create()))
+			return false;
+		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
+			return false;
+		coarse += ml_level1_count(im->grids[k]);
+		im->ml_ready = true;
+	}
+	if (!im->ml_ready)
+		return true;
+	if (coarse > im->coarse_capacity) {
+		int cap = grown(im->coarse_capacity, coarse, 64);
+		if (!regrow((void **)&im->coarse, sizeof(float) * 3 * (size_t)(cap + PLANE_PAD)))
+			return false;
+		im->coarse_capacity = cap;
+		im->coarse_stride = cap + PLANE_PAD;
+	}
+	int base = 0;
+	im->level1_count = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		const int nx = o->grid_nx, cx = (nx + 1) / 2;
+		int *l1 = im->levels1[im->level1_count++];
+		l1[0] = o->first_vertex, l1[1] = o->vertex_count, l1[2] = nx, l1[3] = base, l1[4] = cx;
+		base += ml_level1_count(im->grids[k]);
+	}
+	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
 	return true;
 }
 
@@ -623,6 +746,69 @@ static void side_both3(float *restrict qx, float *restrict qy, float *restrict q
 	}
 }
 
+/* The multilevel path's pointwise kernels (see job_multilevel), one plane each except
+ * where blocks couple the planes. */
+SIM_VECTOR_CLONES
+static void ml_update(float *restrict dv, float *restrict r, const float *restrict p, const float *restrict q,
+                      const float *restrict mask, float alpha, int count)
+{
+	for (int i = 0; i < count; i++) {
+		dv[i] += alpha * p[i];
+		r[i] -= alpha * (mask[i] * q[i]);
+	}
+}
+
+SIM_VECTOR_CLONES
+static void ml_direction(float *restrict p, const float *restrict z, float beta, int count)
+{
+	for (int i = 0; i < count; i++)
+		p[i] = z[i] + beta * p[i];
+}
+
+SIM_VECTOR_CLONES
+static void ml_scale(float *restrict z, float omega, int count)
+{
+	for (int i = 0; i < count; i++)
+		z[i] *= omega;
+}
+
+/* z += mask e[(col + k) / 2] along one row of a grid from column col: the prolongation,
+ * in pairs of columns after a first odd one, so that it vectorises. */
+SIM_VECTOR_CLONES
+static void ml_prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int col,
+                           int count)
+{
+	int k = 0;
+	if ((col & 1) && count > 0) {
+		z[0] += mask[0] * e[col >> 1];
+		k = 1;
+	}
+	const float *ee = e + ((col + k) >> 1);
+	const int pairs = (count - k) / 2;
+	for (int m = 0; m < pairs; m++) {
+		z[k + 2 * m] += mask[k + 2 * m] * ee[m];
+		z[k + 2 * m + 1] += mask[k + 2 * m + 1] * ee[m];
+	}
+	if ((count - k) & 1)
+		z[count - 1] += mask[count - 1] * ee[pairs];
+}
+
+/* z += omega P (r - q), P the block Jacobi inverse (six planes), over three planes. */
+SIM_VECTOR_CLONES
+static void ml_smooth(const float *restrict pre, const float *restrict r, const float *restrict q,
+                      float *restrict z, float omega, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float e0 = r[i] - q[i], e1 = r[st + i] - q[st + i], e2 = r[2 * st + i] - q[2 * st + i];
+		float y0 = pre[S_XX * st + i] * e0 + pre[S_XY * st + i] * e1 + pre[S_XZ * st + i] * e2;
+		float y1 = pre[S_XY * st + i] * e0 + pre[S_YY * st + i] * e1 + pre[S_YZ * st + i] * e2;
+		float y2 = pre[S_XZ * st + i] * e0 + pre[S_YZ * st + i] * e1 + pre[S_ZZ * st + i] * e2;
+		z[i] += omega * y0;
+		z[st + i] += omega * y1;
+		z[2 * st + i] += omega * y2;
+	}
+}
+
 /* ---- parallel loops ------------------------------------------------------------------------- */
 
 typedef enum phase {
@@ -639,7 +825,14 @@ typedef enum phase {
 	PH_CG,         /* vertex blocks: one iteration (see sim_implicit_step); rᵀ u, uᵀ w */
 	PH_CG_POINT,   /* vertex blocks: PH_CG's pointwise part alone; rᵀ u */
 	PH_CG_PRODUCT, /* vertex blocks: PH_CG's w = A u alone; uᵀ w */
-	PH_FINISH      /* vertex blocks: v and x of the step; flags non-finite */
+	PH_FINISH,     /* vertex blocks: v and x of the step; flags non-finite */
+	/* The multilevel path (solve_multilevel): */
+	PH_PRODUCT_DOT, /* vertex blocks: q = A p over the grid runs and pᵀ q */
+	PH_ML_DIR,     /* vertex blocks: p = z + beta p (first: p = z) */
+	PH_ML_UPDATE,  /* vertex blocks: dv += alpha p, r -= alpha filter(q); rᵀ P r; z = omega P r */
+	PH_ML_PRE,     /* vertex blocks: z = omega P r */
+	PH_ML_PROLONG, /* vertex blocks: z += the level-1 correction of each free grid vertex */
+	PH_ML_POST     /* vertex blocks: z += omega P (r - q); rᵀ z */
 } phase;
 
 typedef struct solve_job {
@@ -943,12 +1136,64 @@ static void job_finish(const solve_job *j, int lo, int hi, unsigned char *flags)
 	*flags = finite ? 1 : 0;
 }
 
+/* The multilevel path's pointwise phases over [lo, hi) (see solve_multilevel); returns
+ * the block's partial sum where the phase has one. */
+static double job_multilevel(const solve_job *j, int lo, int hi)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride, m = hi - lo;
+	const float *mask = im->mask;
+	float *z = im->s, *r = im->r;
+	switch (j->phase) {
+	case PH_ML_DIR:
+		for (int c = 0; c < 3; c++) {
+			if (j->first)
+				memcpy(im->c + c * st + lo, z + c * st + lo, sizeof(float) * (size_t)m);
+			else
+				ml_direction(im->c + c * st + lo, z + c * st + lo, j->beta, m);
+		}
+		return 0.0;
+	case PH_ML_UPDATE:
+		for (int c = 0; c < 3; c++)
+			ml_update(im->dv + c * st + lo, r + c * st + lo, im->c + c * st + lo, im->q + c * st + lo, mask + lo,
+			          j->alpha, m);
+		/* then the convergence test's rᵀ P r and the smoother's first sweep */
+		__attribute__((fallthrough));
+	case PH_ML_PRE: {
+		precondition(im->pre + lo, r + lo, z + lo, m, st);
+		const double rpr = dot3(r + lo, z + lo, m, st);
+		for (int c = 0; c < 3; c++)
+			ml_scale(z + c * st + lo, FINE_OMEGA, m);
+		return rpr;
+	}
+	case PH_ML_PROLONG:
+		for (int k = 0; k < im->level1_count; k++) {
+			const int *l1 = im->levels1[k], first = l1[0], nx = l1[2];
+			const int v0 = lo > first ? lo : first, v1 = hi < first + l1[1] ? hi : first + l1[1];
+			for (int v = v0; v < v1;) {
+				const int row = (v - first) / nx, col = (v - first) - row * nx;
+				const int end = first + (row + 1) * nx < v1 ? first + (row + 1) * nx : v1;
+				for (int c = 0; c < 3; c++)
+					ml_prolong_row(z + c * st + v, mask + v,
+					               im->coarse + c * im->coarse_stride + l1[3] + (row >> 1) * l1[4], col, end - v);
+				v = end;
+			}
+		}
+		return 0.0;
+	case PH_ML_POST:
+		ml_smooth(im->pre + lo, r + lo, im->q + lo, z + lo, FINE_OMEGA, m, st);
+		return dot3(r + lo, z + lo, m, st);
+	default:
+		return 0.0;
+	}
+}
+
 static void solve_task(int start, int end, int worker, void *ctx)
 {
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
 			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
@@ -957,6 +1202,8 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			else if (j->phase == PH_CG_PRODUCT)
 				job_product(j, lo, hi, worker, im->s, 0, im->stride, im->w2,
 				            im->block_count == 0 ? im->partial : NULL);
+			else if (j->phase == PH_PRODUCT_DOT)
+				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, im->partial);
 			else
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
@@ -1006,6 +1253,15 @@ static void solve_task(int start, int end, int worker, void *ctx)
 		case PH_FINISH:
 			job_finish(j, lo, hi, &im->flags[b]);
 			break;
+		case PH_PRODUCT_DOT:
+			break;
+		case PH_ML_DIR:
+		case PH_ML_UPDATE:
+		case PH_ML_PRE:
+		case PH_ML_PROLONG:
+		case PH_ML_POST:
+			im->partial[b] = job_multilevel(j, lo, hi);
+			break;
 		}
 	}
 }
@@ -1032,7 +1288,8 @@ static double run_phase(solve_job *j, phase ph)
 	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + 2 * workers - 1) / (2 * workers);
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
-	if (ph == PH_DOT || ph == PH_RESIDUAL)
+	if (ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_PRODUCT_DOT || ph == PH_ML_UPDATE || ph == PH_ML_PRE ||
+	    ph == PH_ML_POST)
 		for (int b = 0; b < count; b++)
 			sum += im->partial[b];
 	return sum;
@@ -1168,6 +1425,140 @@ static double filtered_residual(solve_job *j, const float *in, const float *sub,
 	return run_phase(j, PH_RESIDUAL);
 }
 
+/* ---- the multilevel preconditioner ---------------------------------------------------------- */
+
+/* The coarse operators of every hierarchy, from the blocks implicit_assemble built. */
+static void multilevel_assemble(sim_implicit *im, const sim_world *w)
+{
+	const int ss = im->slot_stride;
+	int r = 0;
+	for (int k = 0; k < w->object_count; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!o->grid_nx)
+			continue;
+		ml_fine_run runs[SIM_GRID_FAMILIES];
+		int count = 0;
+		for (int f = 0; f < SIM_GRID_FAMILIES; f++) {
+			const sim_grid_family *fam = &o->families[f];
+			int a, i0, i1;
+			if (family_span(o, fam, &a, &i0, &i1) <= 0)
+				continue;
+			const implicit_run *run = &im->runs[r++];
+			const float *wb = im->slots + run->slot;
+			runs[count++] = (ml_fine_run){fam->di, fam->dj, a, run->count, i0, i1,
+			                              wb + W_X * ss, wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss};
+		}
+		if (k < im->grid_capacity && im->grids[k] && o->vertex_count >= ML_MIN_VERTICES && o->grid_nx >= 2 &&
+		    o->grid_ny >= 2)
+			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count);
+	}
+}
+
+/* z = M r for the current r, M the preconditioner: one symmetric V-cycle whose finest
+ * level is the cloth, smoothed by damped block Jacobi (omega P) before and after the
+ * coarse correction; vertices outside the hierarchies get the two Jacobi sweeps alone.
+ * With `smoothed`, z = omega P r is already in place (PH_ML_UPDATE computed it).  q is
+ * overwritten.  Returns rᵀ z. */
+static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_world *w, bool smoothed)
+{
+	const int st = im->stride;
+	if (!smoothed)
+		run_phase(j, PH_ML_PRE);
+	full_multiply(im, j, im->s);
+	int base = 0;
+	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++) {
+		const sim_object *o = &w->objects[k];
+		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
+			continue;
+		const int first = o->first_vertex;
+		ml_restrict(im->grids[k], im->r + first, im->q + first, im->mask + first, st);
+		int cs;
+		const float *e = ml_cycle(im->grids[k], &cs);
+		const int nc = ml_level1_count(im->grids[k]);
+		for (int c = 0; c < 3; c++)
+			memcpy(im->coarse + c * im->coarse_stride + base, e + c * cs, sizeof(float) * (size_t)nc);
+		base += nc;
+	}
+	run_phase(j, PH_ML_PROLONG);
+	full_multiply(im, j, im->s);
+	return run_phase(j, PH_ML_POST);
+}
+
+/* Preconditioned CG with the multilevel preconditioner, in the standard form (the
+ * Chronopoulos and Gear form of sim_implicit_step fuses the pointwise preconditioner into
+ * the product; this one is not pointwise).  The convergence test stays on rᵀ P r with P
+ * the block Jacobi inverse, the norm the other path uses, so "converged" means the same
+ * whichever preconditioner ran.  Starts from dv and r as sim_implicit_step leaves them;
+ * returns the final rᵀ P r and the iteration count in *iterations. */
+static double solve_multilevel(sim_implicit *im, solve_job *j, sim_world *w, double delta, double target,
+                               int max_iterations, int *iterations)
+{
+	*iterations = 0;
+	if (max_iterations <= 0 || !(delta > target))
+		return delta;
+	double rz = multilevel_precondition(im, j, w, false);
+	double beta = 0.0;
+	j->first = true;
+	for (;;) {
+		j->beta = (float)beta;
+		run_phase(j, PH_ML_DIR);
+		j->p = im->c;
+		double pq;
+		if (im->block_count == 0) {
+			pq = run_phase(j, PH_PRODUCT_DOT);
+		} else {
+			run_phase(j, PH_PRODUCT);
+			listed_multiply(im, im->c, im->q);
+			j->in = im->q;
+			pq = run_phase(j, PH_DOT);
+		}
+		/* p is zero at kinematic vertices, so pᵀ A p = pᵀ filter(A p).  A non-positive
+		 * curvature or step (rounding, or a NaN) stops with the iterate, as the other path. */
+		const double alpha = rz / pq;
+		if (!(pq > 0.0 && alpha > 0.0))
+			break;
+		j->alpha = (float)alpha;
+		delta = run_phase(j, PH_ML_UPDATE);
+		++*iterations;
+			if (*iterations >= max_iterations || !(delta > target))
+			break;
+		const double rz_new = multilevel_precondition(im, j, w, true);
+		beta = rz_new / rz;
+		rz = rz_new;
+		j->first = false;
+	}
+	return delta;
+}
+
+void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode)
+{
+	im->ml_mode = mode;
+}
+
+bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z)
+{
+	sim_implicit *im = w->implicit;
+	if (!im || w->n == 0 || !implicit_reserve(im, w) || !multilevel_reserve(im, w))
+		return false;
+	solve_job job = {.im = im, .w = w, .n = w->n, .h = h};
+	sim_compute_forces(w, w->x, w->v, w->f);
+	implicit_assemble(im, &job);
+	if (im->ml_on)
+		multilevel_assemble(im, w);
+	const int st = im->stride;
+	for (int i = 0; i < w->n; i++)
+		for (int c = 0; c < 3; c++)
+			im->r[c * st + i] = im->mask[i] * r[3 * i + c];
+	if (im->ml_on)
+		multilevel_precondition(im, &job, w, false);
+	else
+		run_phase(&job, PH_PRECOND);
+	for (int i = 0; i < w->n; i++)
+		for (int c = 0; c < 3; c++)
+			z[3 * i + c] = im->s[c * st + i];
+	return true;
+}
+
 /* ---- the step ------------------------------------------------------------------------------- */
 
 void sim_implicit_forget(sim_implicit *im)
@@ -1187,7 +1578,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		}
 		return SIM_OK;
 	}
-	if (!im || !implicit_reserve(im, w)) {
+	if (!im || !implicit_reserve(im, w) || !multilevel_reserve(im, w)) {
 		/* Without scratch there is nothing sound to do: the world rolls the step back. */
 		if (stats) {
 			stats->cg_iterations = 0;
@@ -1201,6 +1592,8 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 
 	sim_forces_timed(w, w->x, w->v, w->f);
 	implicit_assemble(im, &job);
+	if (im->ml_on)
+		multilevel_assemble(im, w);
 
 	/* The paper's start: dv = z, the constraint's velocity change on kinematic vertices
 	 * and 0 on free ones.  The previous solution, scaled to this h, goes to c as a
@@ -1247,13 +1640,19 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	const double target = tol * tol * delta_ref;
 	const int max_iterations = w->def.cg_max_iterations > 0 ? w->def.cg_max_iterations : 0;
 	int iterations = 0;
+	if (im->ml_on)
+		delta = solve_multilevel(im, &job, w, delta, target, max_iterations, &iterations);
+	/* ML_AUTO on block Jacobi: at most ML_ENTER_ITERATIONS of them, then the multilevel
+	 * preconditioner from where they stopped (below). */
+	const bool may_switch = !im->ml_on && im->ml_ready && im->ml_mode == ML_AUTO;
+	const int limit = may_switch && ML_ENTER_ITERATIONS < max_iterations ? ML_ENTER_ITERATIONS : max_iterations;
 	/* The iteration in Chronopoulos and Gear's form (J. Comput. Appl. Math. 25, 1989): with
 	 * u = P r and w = A u, pᵀ A p follows from uᵀ w and the previous alpha and beta, and
 	 * A p from w by the same recurrence as p from u.  So an iteration's only sums, rᵀ u and
 	 * uᵀ w, come out of one loop that updates p, dv, filter(A p) and r, then computes u
 	 * and w: one parallel loop and one reduction per iteration instead of two of each, for
 	 * the iterates of the standard algorithm (in exact arithmetic). */
-	if (iterations < max_iterations && delta > target) {
+	if (!im->ml_on && iterations < max_iterations && delta > target) {
 		/* w = A u for the first iteration; s holds u = P r. */
 		full_multiply(im, &job, im->s);
 		for (int p = 0; p < 3; p++)
@@ -1280,7 +1679,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 			float *t;
 			t = im->r, im->r = im->r2, im->r2 = t;
 			t = im->ap, im->ap = im->ap2, im->ap2 = t;
-			if (inline_only && (iterations + 1 >= max_iterations || !(delta_new > target))) {
+			if (inline_only && (iterations + 1 >= limit || !(delta_new > target))) {
 				delta = delta_new;
 				iterations++;
 				break;
@@ -1301,7 +1700,7 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 			const double beta = delta_new / delta;
 			delta = delta_new;
 			iterations++;
-			if (iterations >= max_iterations || !(delta > target))
+			if (iterations >= limit || !(delta > target))
 				break;
 			/* Chronopoulos and Gear: pᵀ A p from uᵀ A u and the previous step */
 			quad -= beta * delta / alpha;
@@ -1311,7 +1710,22 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 		}
 	}
 
+	/* r and dv are the block Jacobi iteration's, which the multilevel one continues from
+	 * (a restart of PCG: the same convergence test on the same residual). */
+	bool switched = false;
+	if (may_switch && iterations >= limit && limit < max_iterations && delta > target) {
+		multilevel_assemble(im, w);
+		im->ml_on = switched = true;
+		int more;
+		delta = solve_multilevel(im, &job, w, delta, target, max_iterations - iterations, &more);
+		iterations += more;
+	}
+
 	run_phase(&job, PH_FINISH);
+	/* The next step starts with the preconditioner that this one ended with, unless the
+	 * multilevel one had little left to do from the start. */
+	if (im->ml_mode == ML_AUTO)
+		im->ml_next = switched || (im->ml_on && iterations > ML_LEAVE_ITERATIONS);
 	bool finite = isfinite(delta);
 	for (int b = 0; b < vblocks; b++)
 		finite = finite && im->flags[b] != 0;

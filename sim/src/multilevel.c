@@ -1,0 +1,635 @@
+/* Coarse levels of the implicit solve's multilevel preconditioner (see implicit.c for why
+ * and for the finest level, multilevel.h for the interface).
+ *
+ * Level l + 1 aggregates the vertices of level l in 2 x 2 squares (a last odd row or
+ * column in pairs or alone), and its operator is the Galerkin product Pᵀ A P with P the
+ * piecewise-constant prolongation.  With P constant on an aggregate, a spring inside one
+ * aggregate drops out of Pᵀ A P and a spring between two aggregates adds its block to the
+ * coupling of the two, so every level keeps the fine level's form
+ *
+ *     (A p)_I = D_I p_I + sum over edges E (p_I - p_J),
+ *
+ * D_I the summed scalar diagonal (plus the blocks of springs to kinematic vertices, which
+ * the filter keeps on the free end's diagonal only) and E a symmetric 3x3 block per
+ * coupled pair.  Products never form D_I p_I - E p_J, which cancels in float for smooth
+ * p (the reason implicit.c's product has this form).  The fine grid's springs reach two
+ * vertices (bend), so aggregates of 2 x 2 couple only to their 8 neighbours: a 9-point
+ * stencil, four edge families per vertex, on every coarse level.  Levels are built
+ * until one has at most DIRECT_MAX vertices; that one is solved exactly (Cholesky in
+ * double).
+ *
+ * Vectors are three planes (x, y, z); blocks six (S_XX ...).  A plane holds a level's n
+ * values and then zeros to n + nx + 1, so an edge's partner p[I + offset] is always a
+ * finite read and a missing edge (zero block, at the grid's border) contributes 0. */
+#include "multilevel.h"
+
+#include "sim_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_XX, S_XY, S_XZ, S_YY, S_YZ, S_ZZ, S_COUNT };
+
+#define FAMILIES 4
+/* (di, dj) of the four edge families: right, down-left, down, down-right.  Each edge is
+ * stored once, at its end with the lower index. */
+static const int family_di[FAMILIES] = {1, -1, 0, 1};
+static const int family_dj[FAMILIES] = {0, 1, 1, 1};
+
+#define MAX_LEVELS 24
+/* The coarsest level's size: a dense 3n x 3n Cholesky factor in double per step and two
+ * triangular solves per application.  On a 129 x 129 cloth the levels are 65, 33, 17, 9
+ * and 5 vertices wide. */
+#define DIRECT_MAX 36
+/* The weight of the damped block Jacobi smoother on the coarse levels. */
+#define COARSE_OMEGA 0.6f
+/* ml_assemble's row scratch: six planes of a row's blocks. */
+#define ROW_PLANES S_COUNT
+
+/* Planes of a level, in order within its allocation. */
+enum {
+	L_DIAG = 0,                            /* six: D */
+	L_EDGE = L_DIAG + S_COUNT,             /* 4 x six: the edge blocks */
+	L_INV = L_EDGE + FAMILIES * S_COUNT,   /* six: inverse of the whole diagonal block */
+	L_B = L_INV + S_COUNT,                 /* three each: right-hand side, solution, */
+	L_X = L_B + 3,                         /* residual and edge terms */
+	L_T = L_X + 3,
+	L_U = L_T + 3,
+	L_PLANES = L_U + 3
+};
+
+typedef struct ml_level {
+	int nx, ny, n, st;
+	float *mem; /* L_PLANES planes of st floats */
+} ml_level;
+
+struct ml_grid {
+	int nx, ny;      /* the fine grid */
+	int levels;      /* coarse levels, level l + 1 at lv[l] */
+	ml_level lv[MAX_LEVELS];
+	double *chol;    /* the coarsest level's Cholesky factor, 3n x 3n, lower triangle */
+	double *work;    /* 3n */
+	float *rows;     /* ROW_PLANES rows of the fine grid's width: ml_assemble's scratch */
+	int chol_n;
+};
+
+ml_grid *ml_create(void)
+{
+	return calloc(1, sizeof(ml_grid));
+}
+
+static void release(ml_grid *g)
+{
+	for (int l = 0; l < g->levels; l++)
+		free(g->lv[l].mem);
+	free(g->chol);
+	free(g->work);
+	free(g->rows);
+	g->levels = 0;
+	g->chol = g->work = NULL;
+	g->rows = NULL;
+}
+
+void ml_destroy(ml_grid *g)
+{
+	if (!g)
+		return;
+	release(g);
+	free(g);
+}
+
+bool ml_reserve(ml_grid *g, int nx, int ny)
+{
+	if (g->nx == nx && g->ny == ny && g->levels > 0)
+		return true;
+	release(g);
+	g->nx = g->ny = 0;
+	int cx = nx, cy = ny;
+	for (int l = 0; l < MAX_LEVELS; l++) {
+		cx = (cx + 1) / 2, cy = (cy + 1) / 2;
+		ml_level *L = &g->lv[l];
+		L->nx = cx, L->ny = cy, L->n = cx * cy;
+		/* room for the partner of the last vertex's farthest edge, rounded up */
+		L->st = (L->n + cx + 2 + 31) / 32 * 32 + 32;
+		/* zeroed: the planes' tails are read and must stay finite */
+		L->mem = calloc((size_t)L_PLANES * (size_t)L->st, sizeof(float));
+		g->levels = l + 1;
+		if (!L->mem) {
+			release(g);
+			return false;
+		}
+		if (L->n <= DIRECT_MAX)
+			break;
+	}
+	const int n3 = 3 * g->lv[g->levels - 1].n;
+	g->chol = malloc(sizeof(double) * (size_t)n3 * (size_t)n3);
+	g->work = malloc(sizeof(double) * (size_t)n3);
+	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)nx);
+	if (!g->chol || !g->work || !g->rows) {
+		release(g);
+		return false;
+	}
+	g->chol_n = n3;
+	g->nx = nx, g->ny = ny;
+	return true;
+}
+
+int ml_level1_count(const ml_grid *g)
+{
+	return g->levels > 0 ? g->lv[0].n : 0;
+}
+
+/* ---- assembly ----------------------------------------------------------------------------- */
+
+static void add_block(float *planes, int st, int i, const float s[S_COUNT])
+{
+	for (int k = 0; k < S_COUNT; k++)
+		planes[k * st + i] += s[k];
+}
+
+/* Adds block s to the coupling of level vertices (ai, aj) and (bi, bj), 8-neighbours. */
+static void add_edge(ml_level *L, int ai, int aj, int bi, int bj, const float s[S_COUNT])
+{
+	const int di = bi - ai, dj = bj - aj;
+	float *edge = L->mem + L_EDGE * L->st;
+	for (int f = 0; f < FAMILIES; f++) {
+		if (di == family_di[f] && dj == family_dj[f]) {
+			add_block(edge + f * S_COUNT * L->st, L->st, ai + aj * L->nx, s);
+			return;
+		}
+		if (di == -family_di[f] && dj == -family_dj[f]) {
+			add_block(edge + f * S_COUNT * L->st, L->st, bi + bj * L->nx, s);
+			return;
+		}
+	}
+}
+
+static void clear_level(ml_level *L)
+{
+	memset(L->mem, 0, sizeof(float) * (size_t)(L_INV + S_COUNT) * (size_t)L->st);
+}
+
+/* The inverse of each vertex's whole diagonal block, D + the blocks of its edges, in
+ * double (0 where the block is singular: an aggregate of kinematic vertices only). */
+static void invert_level(ml_level *L)
+{
+	const int st = L->st, n = L->n;
+	float *inv = L->mem + L_INV * st;
+	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
+	memcpy(inv, diag, sizeof(float) * S_COUNT * (size_t)st);
+	for (int f = 0; f < FAMILIES; f++) {
+		const int off = family_dj[f] * L->nx + family_di[f];
+		const float *e = edge + f * S_COUNT * st;
+		for (int k = 0; k < S_COUNT; k++) {
+			for (int i = 0; i < n; i++)
+				inv[k * st + i] += e[k * st + i];
+			for (int i = off; i < n; i++)
+				inv[k * st + i] += e[k * st + i - off];
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		double a00 = inv[S_XX * st + i], a01 = inv[S_XY * st + i], a02 = inv[S_XZ * st + i];
+		double a11 = inv[S_YY * st + i], a12 = inv[S_YZ * st + i], a22 = inv[S_ZZ * st + i];
+		double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22, c02 = a01 * a12 - a02 * a11;
+		double c11 = a00 * a22 - a02 * a02, c12 = a01 * a02 - a00 * a12, c22 = a00 * a11 - a01 * a01;
+		double det = a00 * c00 + a01 * c01 + a02 * c02;
+		double f = det > 0.0 ? 1.0 / det : 0.0;
+		inv[S_XX * st + i] = (float)(c00 * f);
+		inv[S_XY * st + i] = (float)(c01 * f);
+		inv[S_XZ * st + i] = (float)(c02 * f);
+		inv[S_YY * st + i] = (float)(c11 * f);
+		inv[S_YZ * st + i] = (float)(c12 * f);
+		inv[S_ZZ * st + i] = (float)(c22 * f);
+	}
+	/* the tails stay zero (the loops above wrote [0, n) only) */
+}
+
+/* Level l + 1 from level l (both at least level 1). */
+static void coarsen(const ml_level *F, ml_level *C)
+{
+	clear_level(C);
+	const int fst = F->st, cst = C->st;
+	const float *diag = F->mem + L_DIAG * fst, *edge = F->mem + L_EDGE * fst;
+	float *cdiag = C->mem + L_DIAG * cst;
+	for (int j = 0; j < F->ny; j++) {
+		for (int i = 0; i < F->nx; i++) {
+			const int v = i + j * F->nx, c = (i >> 1) + (j >> 1) * C->nx;
+			for (int k = 0; k < S_COUNT; k++)
+				cdiag[k * cst + c] += diag[k * fst + v];
+		}
+	}
+	for (int f = 0; f < FAMILIES; f++) {
+		const float *e = edge + f * S_COUNT * fst;
+		for (int j = 0; j < F->ny; j++) {
+			const int bj = j + family_dj[f];
+			if (bj >= F->ny)
+				continue;
+			for (int i = 0; i < F->nx; i++) {
+				const int bi = i + family_di[f];
+				if (bi < 0 || bi >= F->nx)
+					continue;
+				const int ai = i >> 1, aj = j >> 1, ci = bi >> 1, cj = bj >> 1;
+				if (ai == ci && aj == cj)
+					continue;
+				const int v = i + j * F->nx;
+				float s[S_COUNT];
+				for (int k = 0; k < S_COUNT; k++)
+					s[k] = e[k * fst + v];
+				add_edge(C, ai, aj, ci, cj, s);
+			}
+		}
+	}
+}
+
+/* The coarsest level as a dense matrix, factored by Cholesky in double.  A vertex with
+ * an empty row (kinematic aggregate) gets an identity row: its right-hand side is 0. */
+static void factor_coarsest(ml_grid *g)
+{
+	const ml_level *L = &g->lv[g->levels - 1];
+	const int n = L->n, n3 = 3 * n, st = L->st;
+	double *K = g->chol;
+	memset(K, 0, sizeof(double) * (size_t)n3 * (size_t)n3);
+	static const int pair[S_COUNT][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < S_COUNT; k++) {
+			const int r = 3 * i + pair[k][0], c = 3 * i + pair[k][1];
+			K[(size_t)r * n3 + c] += diag[k * st + i];
+		}
+	}
+	for (int f = 0; f < FAMILIES; f++) {
+		const int off = family_dj[f] * L->nx + family_di[f];
+		for (int a = 0; a < n; a++) {
+			const int ai = a % L->nx, aj = a / L->nx, bi = ai + family_di[f], bj = aj + family_dj[f];
+			if (bi < 0 || bi >= L->nx || bj >= L->ny)
+				continue;
+			const int b = a + off;
+			for (int k = 0; k < S_COUNT; k++) {
+				const double s = edge[(f * S_COUNT + k) * st + a];
+				const int p = pair[k][0], q = pair[k][1];
+				K[(size_t)(3 * a + p) * n3 + 3 * a + q] += s;
+				K[(size_t)(3 * b + p) * n3 + 3 * b + q] += s;
+				K[(size_t)(3 * a + p) * n3 + 3 * b + q] -= s;
+				K[(size_t)(3 * b + p) * n3 + 3 * a + q] -= s;
+				if (p != q) {
+					K[(size_t)(3 * a + q) * n3 + 3 * b + p] -= s;
+					K[(size_t)(3 * b + q) * n3 + 3 * a + p] -= s;
+				}
+			}
+		}
+	}
+	/* lower triangle only from here; (r, c) with r >= c */
+	for (int r = 0; r < n3; r++)
+		for (int c = 0; c < r; c++)
+			K[(size_t)r * n3 + c] = K[(size_t)c * n3 + r] != 0.0 ? K[(size_t)c * n3 + r] : K[(size_t)r * n3 + c];
+	for (int c = 0; c < n3; c++) {
+		double d = K[(size_t)c * n3 + c];
+		for (int k = 0; k < c; k++)
+			d -= K[(size_t)c * n3 + k] * K[(size_t)c * n3 + k];
+		/* an empty row, or rounding on a singular aggregate: decouple the unknown */
+		const bool empty = !(d > 0.0);
+		d = empty ? 1.0 : sqrt(d);
+		K[(size_t)c * n3 + c] = d;
+		for (int r = c + 1; r < n3; r++) {
+			double s = empty ? 0.0 : K[(size_t)r * n3 + c];
+			if (!empty)
+				for (int k = 0; k < c; k++)
+					s -= K[(size_t)r * n3 + k] * K[(size_t)c * n3 + k];
+			K[(size_t)r * n3 + c] = s / d;
+		}
+	}
+}
+
+/* out[k] (+)= t[2k] + t[2k + 1] for the pairs of one row, then the odd column alone. */
+SIM_VECTOR_CLONES
+static void pair_row(float *restrict out, const float *restrict t, int nx, bool accumulate)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++)
+		out[k] = (accumulate ? out[k] : 0.0f) + (t[2 * k] + t[2 * k + 1]);
+	if (nx & 1)
+		out[pairs] = (accumulate ? out[pairs] : 0.0f) + t[nx - 1];
+}
+
+/* out[k + shift] += v[2k + parity] for the k with both in range: one parity class of a
+ * fine row's springs onto a row of level 1. */
+SIM_VECTOR_CLONES
+static void add_class(float *restrict out, const float *restrict v, int parity, int shift, int nx, int cnx)
+{
+	const int k0 = shift < 0 ? -shift : 0;
+	int k1 = (nx - parity + 1) / 2;
+	k1 = k1 < cnx - shift ? k1 : cnx - shift;
+	for (int k = k0; k < k1; k++)
+		out[k + shift] += v[2 * k + parity];
+}
+
+/* One fine row's springs of a run: the blocks beta I + w wᵀ of those between free
+ * vertices (zero for the others: the masks are 0 or 1), six planes `rs` apart; returns
+ * whether any spring has exactly one free end. */
+SIM_VECTOR_CLONES
+static bool spring_row(const float *restrict wx, const float *restrict wy, const float *restrict wz,
+                       const float *restrict beta, const float *restrict ma, const float *restrict mb,
+                       float *restrict out, int rs, int count)
+{
+	float one_free = 0.0f;
+	for (int i = 0; i < count; i++) {
+		const float both = ma[i] * mb[i];
+		one_free += (ma[i] + mb[i]) - 2.0f * both;
+		out[S_XX * rs + i] = both * (wx[i] * wx[i] + beta[i]);
+		out[S_XY * rs + i] = both * (wx[i] * wy[i]);
+		out[S_XZ * rs + i] = both * (wx[i] * wz[i]);
+		out[S_YY * rs + i] = both * (wy[i] * wy[i] + beta[i]);
+		out[S_YZ * rs + i] = both * (wy[i] * wz[i]);
+		out[S_ZZ * rs + i] = both * (wz[i] * wz[i] + beta[i]);
+	}
+	return one_free != 0.0f;
+}
+
+SIM_VECTOR_CLONES
+static void masked_row(float *restrict t, const float *restrict d, const float *restrict mask, int nx)
+{
+	for (int i = 0; i < nx; i++)
+		t[i] = mask[i] * d[i];
+}
+
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count)
+{
+	ml_level *C = &g->lv[0];
+	clear_level(C);
+	const int nx = g->nx, cnx = C->nx, cst = C->st;
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst, *rows = g->rows;
+	/* a row's pairs of columns, and rows in pairs: the same order of additions for every
+	 * aggregate */
+	for (int j = 0; j < g->ny; j++) {
+		masked_row(rows, diag + j * nx, mask + j * nx, nx);
+		static const int diagonal[3] = {S_XX, S_YY, S_ZZ};
+		for (int k = 0; k < 3; k++)
+			pair_row(cdiag + diagonal[k] * cst + (j >> 1) * cnx, rows, nx, true);
+	}
+	for (int r = 0; r < run_count; r++) {
+		const ml_fine_run *run = &runs[r];
+		/* where a spring between free vertices goes depends on the parity of its a-end's
+		 * row and column only: inside an aggregate (family -1), or to the edge of one
+		 * family stored at the a-end's or the b-end's aggregate */
+		int fam[2][2], at_b[2][2];
+		for (int pj = 0; pj < 2; pj++) {
+			for (int pi = 0; pi < 2; pi++) {
+				const int cdi = ((pi + run->di + 4) >> 1) - 2, cdj = (pj + run->dj) >> 1;
+				fam[pj][pi] = -1, at_b[pj][pi] = 0;
+				for (int f = 0; f < FAMILIES; f++) {
+					if (cdi == family_di[f] && cdj == family_dj[f])
+						fam[pj][pi] = f;
+					else if (cdi == -family_di[f] && cdj == -family_dj[f])
+						fam[pj][pi] = f, at_b[pj][pi] = 1;
+				}
+			}
+		}
+		const int off = run->dj * nx + run->di, span = run->i1 - run->i0;
+		const int rows_of_run = (run->count - span) / nx + 1;
+		memset(rows, 0, sizeof(float) * ROW_PLANES * (size_t)nx);
+		for (int j = 0; j < rows_of_run; j++) {
+			const int m = j * nx, a = run->i0 + m; /* the row's first real spring */
+			const bool one_free = spring_row(run->wx + m, run->wy + m, run->wz + m, run->beta + m, mask + a,
+			                                 mask + a + off, rows + run->i0, nx, span);
+			const int ra = (j >> 1) * cnx, rb = ((j + run->dj) >> 1) * cnx;
+			/* springs to a kinematic vertex (few): their block on the free end's diagonal */
+			for (int i = run->i0; one_free && i < run->i1; i++) {
+				const int ia = a + i - run->i0, ms = m + i - run->i0;
+				const bool fa = mask[ia] != 0.0f, fb = mask[ia + off] != 0.0f;
+				if (fa == fb)
+					continue;
+				const float wx = run->wx[ms], wy = run->wy[ms], wz = run->wz[ms], be = run->beta[ms];
+				const float blk[S_COUNT] = {wx * wx + be, wx * wy, wx * wz, wy * wy + be, wy * wz, wz * wz + be};
+				add_block(cdiag, cst, fa ? ra + (i >> 1) : rb + ((i + run->di) >> 1), blk);
+			}
+			for (int k = 0; k < S_COUNT; k++) {
+				for (int p = 0; p < 2; p++) {
+					const int shift = ((p + run->di + 4) >> 1) - 2;
+					const int f = fam[j & 1][p];
+					if (f < 0)
+						continue;
+					float *plane = cedge + (f * S_COUNT + k) * cst;
+					if (at_b[j & 1][p])
+						add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
+					else
+						add_class(plane + ra, rows + k * nx, p, 0, nx, cnx);
+				}
+			}
+		}
+	}
+	invert_level(C);
+	for (int l = 1; l < g->levels; l++) {
+		coarsen(&g->lv[l - 1], &g->lv[l]);
+		invert_level(&g->lv[l]);
+	}
+	factor_coarsest(g);
+}
+
+/* ---- the cycle ---------------------------------------------------------------------------- */
+
+/* y += scale S x for the six-plane symmetric blocks S. */
+SIM_VECTOR_CLONES
+static void block_apply(const float *restrict s, const float *restrict x, float *restrict y, int n, int st,
+                        float scale)
+{
+	for (int i = 0; i < n; i++) {
+		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
+		float y0 = s[S_XX * st + i] * x0 + s[S_XY * st + i] * x1 + s[S_XZ * st + i] * x2;
+		float y1 = s[S_XY * st + i] * x0 + s[S_YY * st + i] * x1 + s[S_YZ * st + i] * x2;
+		float y2 = s[S_XZ * st + i] * x0 + s[S_YZ * st + i] * x1 + s[S_ZZ * st + i] * x2;
+		y[i] += scale * y0;
+		y[st + i] += scale * y1;
+		y[2 * st + i] += scale * y2;
+	}
+}
+
+/* x = omega inv b and t = b - D x in one pass (the smoother's first sweep from x = 0
+ * and the diagonal part of its residual). */
+SIM_VECTOR_CLONES
+static void smooth_first(const float *restrict inv, const float *restrict d, const float *restrict b,
+                         float *restrict x, float *restrict t, float omega, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float b0 = b[i], b1 = b[st + i], b2 = b[2 * st + i];
+		float x0 = omega * (inv[S_XX * st + i] * b0 + inv[S_XY * st + i] * b1 + inv[S_XZ * st + i] * b2);
+		float x1 = omega * (inv[S_XY * st + i] * b0 + inv[S_YY * st + i] * b1 + inv[S_YZ * st + i] * b2);
+		float x2 = omega * (inv[S_XZ * st + i] * b0 + inv[S_YZ * st + i] * b1 + inv[S_ZZ * st + i] * b2);
+		x[i] = x0, x[st + i] = x1, x[2 * st + i] = x2;
+		t[i] = b0 - (d[S_XX * st + i] * x0 + d[S_XY * st + i] * x1 + d[S_XZ * st + i] * x2);
+		t[st + i] = b1 - (d[S_XY * st + i] * x0 + d[S_YY * st + i] * x1 + d[S_YZ * st + i] * x2);
+		t[2 * st + i] = b2 - (d[S_XZ * st + i] * x0 + d[S_YZ * st + i] * x1 + d[S_ZZ * st + i] * x2);
+	}
+}
+
+/* t = b - D x. */
+SIM_VECTOR_CLONES
+static void diag_residual(const float *restrict d, const float *restrict b, const float *restrict x,
+                          float *restrict t, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
+		t[i] = b[i] - (d[S_XX * st + i] * x0 + d[S_XY * st + i] * x1 + d[S_XZ * st + i] * x2);
+		t[st + i] = b[st + i] - (d[S_XY * st + i] * x0 + d[S_YY * st + i] * x1 + d[S_YZ * st + i] * x2);
+		t[2 * st + i] = b[2 * st + i] - (d[S_XZ * st + i] * x0 + d[S_YZ * st + i] * x1 + d[S_ZZ * st + i] * x2);
+	}
+}
+
+/* u = E (x_I - x_{I + off}) for one edge family. */
+SIM_VECTOR_CLONES
+static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float d0 = x[i] - x[i + off], d1 = x[st + i] - x[st + i + off], d2 = x[2 * st + i] - x[2 * st + i + off];
+		u[i] = e[S_XX * st + i] * d0 + e[S_XY * st + i] * d1 + e[S_XZ * st + i] * d2;
+		u[st + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
+		u[2 * st + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
+	}
+}
+
+SIM_VECTOR_CLONES
+static void plane_add(float *restrict q, const float *restrict u, int n)
+{
+	for (int i = 0; i < n; i++)
+		q[i] += u[i];
+}
+
+SIM_VECTOR_CLONES
+static void plane_sub(float *restrict q, const float *restrict u, int n)
+{
+	for (int i = 0; i < n; i++)
+		q[i] -= u[i];
+}
+
+/* t -= the edges' part of A x, t holding b - D x. */
+static void edges_residual(ml_level *L, const float *x, float *t)
+{
+	const int st = L->st, n = L->n;
+	float *u = L->mem + L_U * st;
+	for (int f = 0; f < FAMILIES; f++) {
+		const int off = family_dj[f] * L->nx + family_di[f];
+		/* the terms first, then the two scatters: three loops that vectorise (one loop
+		 * doing both scatters measured twice as slow) */
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st);
+		for (int c = 0; c < 3; c++) {
+			plane_sub(t + c * st, u + c * st, n);
+			if (off < n)
+				plane_add(t + c * st + off, u + c * st, n - off);
+		}
+	}
+}
+
+static void solve_coarsest(ml_grid *g)
+{
+	ml_level *L = &g->lv[g->levels - 1];
+	const int n3 = g->chol_n, st = L->st;
+	const double *K = g->chol;
+	double *y = g->work;
+	const float *b = L->mem + L_B * st;
+	float *x = L->mem + L_X * st;
+	for (int r = 0; r < n3; r++) {
+		double s = b[(r % 3) * st + r / 3];
+		for (int k = 0; k < r; k++)
+			s -= K[(size_t)r * n3 + k] * y[k];
+		y[r] = s / K[(size_t)r * n3 + r];
+	}
+	for (int r = n3 - 1; r >= 0; r--) {
+		double s = y[r];
+		for (int k = r + 1; k < n3; k++)
+			s -= K[(size_t)k * n3 + r] * y[k];
+		y[r] = s / K[(size_t)r * n3 + r];
+	}
+	for (int r = 0; r < n3; r++)
+		x[(r % 3) * st + r / 3] = (float)y[r];
+}
+
+/* x[2k] += e[k], x[2k + 1] += e[k] along one row. */
+SIM_VECTOR_CLONES
+static void spread_row(float *restrict x, const float *restrict e, int nx)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++) {
+		x[2 * k] += e[k];
+		x[2 * k + 1] += e[k];
+	}
+	if (nx & 1)
+		x[nx - 1] += e[pairs];
+}
+
+/* b of level l + 1 = the sums of level l's residual t over the aggregates (rows in
+ * pairs: the same order of additions whatever the level). */
+static void restrict_level(const ml_level *F, ml_level *C)
+{
+	const int fst = F->st, cst = C->st;
+	const float *t = F->mem + L_T * fst;
+	float *b = C->mem + L_B * cst;
+	for (int c = 0; c < 3; c++)
+		for (int j = 0; j < F->ny; j++)
+			pair_row(b + c * cst + (j >> 1) * C->nx, t + c * fst + j * F->nx, F->nx, (j & 1) != 0);
+}
+
+/* x of level l += level l + 1's x on each aggregate. */
+static void prolong_level(ml_level *F, const ml_level *C)
+{
+	const int fst = F->st, cst = C->st;
+	float *x = F->mem + L_X * fst;
+	const float *e = C->mem + L_X * cst;
+	for (int c = 0; c < 3; c++)
+		for (int j = 0; j < F->ny; j++)
+			spread_row(x + c * fst + j * F->nx, e + c * cst + (j >> 1) * C->nx, F->nx);
+}
+
+static void vcycle(ml_grid *g, int l)
+{
+	if (l == g->levels - 1) {
+		solve_coarsest(g);
+		return;
+	}
+	ml_level *L = &g->lv[l];
+	const int st = L->st, n = L->n;
+	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st;
+	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
+	const float *d = L->mem + L_DIAG * st;
+	/* x = w D^-1 b; t = b - A x */
+	smooth_first(inv, d, b, x, t, COARSE_OMEGA, n, st);
+	edges_residual(L, x, t);
+	restrict_level(L, &g->lv[l + 1]);
+	vcycle(g, l + 1);
+	prolong_level(L, &g->lv[l + 1]);
+	/* x += w D^-1 (b - A x): the same smoother after as before, so the cycle is symmetric */
+	diag_residual(d, b, x, t, n, st);
+	edges_residual(L, x, t);
+	block_apply(inv, t, x, n, st, COARSE_OMEGA);
+}
+
+/* One fine row's filtered residual mask (r - q), into a row of scratch. */
+SIM_VECTOR_CLONES
+static void residual_row(float *restrict t, const float *restrict r, const float *restrict q,
+                         const float *restrict mask, int nx)
+{
+	for (int i = 0; i < nx; i++)
+		t[i] = mask[i] * (r[i] - q[i]);
+}
+
+void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, int stride)
+{
+	ml_level *C = &g->lv[0];
+	const int cst = C->st, nx = g->nx;
+	float *b = C->mem + L_B * cst;
+	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
+	float *t = C->mem + L_U * cst;
+	for (int c = 0; c < 3; c++) {
+		for (int j = 0; j < g->ny; j++) {
+			const size_t at = (size_t)c * (size_t)stride + (size_t)j * (size_t)nx;
+			residual_row(t, r + at, q + at, mask + j * nx, nx);
+			pair_row(b + c * cst + (j >> 1) * C->nx, t, nx, (j & 1) != 0);
+		}
+	}
+}
+
+const float *ml_cycle(ml_grid *g, int *stride)
+{
+	vcycle(g, 0);
+	*stride = g->lv[0].st;
+	return g->lv[0].mem + L_X * g->lv[0].st;
+}

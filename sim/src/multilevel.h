@@ -1,0 +1,59 @@
+/* The coarse levels of the implicit solve's multilevel preconditioner (multilevel.c):
+ * one hierarchy per grid object, built by aggregating 2 x 2 vertices per level.  The
+ * finest level (the cloth itself) stays in implicit.c, which owns its product and
+ * smoother; this file takes the restricted residual at level 1 and returns level 1's
+ * correction.  Serial: the coarse levels are a fraction of the fine work and running
+ * them on one thread keeps the result independent of the worker count. */
+#ifndef TELA_SIM_MULTILEVEL_H
+#define TELA_SIM_MULTILEVEL_H
+
+#include <stdbool.h>
+
+typedef struct ml_grid ml_grid;
+
+/* One spring family of the fine grid as implicit.c stores it: springs a + m -> a + m +
+ * dj nx + di for m < count (object-local a), block beta I + w wᵀ at index m of the four
+ * planes; spring m is real when column (a + m) mod nx lies in [i0, i1). */
+typedef struct ml_fine_run {
+	int di, dj, a, count, i0, i1;
+	const float *wx, *wy, *wz, *beta;
+} ml_fine_run;
+
+ml_grid *ml_create(void);
+void ml_destroy(ml_grid *g);
+/* Sizes the hierarchy for an nx x ny fine grid (nx, ny >= 2); false when out of memory. */
+bool ml_reserve(ml_grid *g, int nx, int ny);
+/* Level 1's vertex count (the aggregates of the fine grid): its vectors are indexed
+ * (i / 2) + (j / 2) * ((nx + 1) / 2) for fine vertex (i, j). */
+int ml_level1_count(const ml_grid *g);
+/* The Galerkin operators Pᵀ A P of every coarse level, P the piecewise-constant
+ * prolongation with kinematic fine vertices filtered out (mask 0): diag (the scalar
+ * diagonal d) and mask are the object's, runs its spring families. */
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count);
+/* Level 1's right-hand side: b_I = sum over the aggregate of mask_i (r_i - q_i), three
+ * planes `stride` apart, object-local pointers. */
+void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, int stride);
+/* Level 1's correction for that right-hand side: one symmetric V-cycle (damped block
+ * Jacobi before and after, the coarsest level solved exactly), a fixed symmetric
+ * positive definite linear map.  *stride receives the distance between its planes. */
+const float *ml_cycle(ml_grid *g, int *stride);
+
+/* For tests (implicit.c): */
+#include "sim/sim.h"
+typedef struct sim_implicit sim_implicit;
+/* When the solve uses the multilevel preconditioner: by the iterations of the last
+ * step (the default), always, or never (block Jacobi everywhere). */
+typedef enum ml_mode { ML_AUTO, ML_ALWAYS, ML_NEVER } ml_mode;
+/* ML_AUTO's switch (see implicit.c): a solve on block Jacobi that has not converged after
+ * ML_ENTER_ITERATIONS iterations goes on with the multilevel preconditioner, and the next
+ * step starts with it; a step that started with it and needed at most
+ * ML_LEAVE_ITERATIONS iterations makes the next one start on block Jacobi again. */
+#define ML_ENTER_ITERATIONS 20
+#define ML_LEAVE_ITERATIONS 3
+void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode);
+/* z = M S r for the system of a step of length h from the world's current state, S the
+ * kinematic filter and M the preconditioner a step would use; r and z hold three floats
+ * per vertex.  false when out of memory. */
+bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z);
+
+#endif
