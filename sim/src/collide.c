@@ -58,6 +58,9 @@
 #define APPROACH_EPS 1e-9
 /* The fail-safe gives up after this many detection rounds (each one grows the zones). */
 #define FAILSAFE_ROUNDS 64
+/* At most this many rounds of holding what the last obstacle pass moved and resolving
+ * the cloth again (hold_obstacle_moves); each round holds more vertices, so it ends. */
+#define OBSTACLE_ROUNDS 8
 /* The broad phase gives every vertex a box that moves with it (a kinetic box): over a
  * window of W substeps from the broad phase, box(tau) is the vertex's position
  * extrapolated at its current velocity, x0 + tau d, with a reach around it, and the
@@ -134,6 +137,8 @@ struct sim_collide {
 	darray x0d;      /* double[3]: x0 in double, for the contact search */
 	vec4 *vbar;      /* mean velocity over the substep */
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
+	vec4 *vbar_pre;  /* vbar before the last obstacle pass, to see which vertices it moved */
+	float *held_w;   /* the inverse mass of a vertex held by hold_obstacle_moves (else 0) */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
 	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
@@ -291,7 +296,7 @@ void sim_collide_destroy(sim_collide *c)
 {
 	if (!c)
 		return;
-	void *arrays[] = {c->x0, c->vbar, c->vbar_in, c->acc, c->sep, c->mu, c->zone, c->box_lo, c->box_hi, c->tris.data, c->tri_owner.data,
+	void *arrays[] = {c->x0, c->vbar, c->vbar_in, c->vbar_pre, c->held_w, c->acc, c->sep, c->mu, c->zone, c->box_lo, c->box_hi, c->tris.data, c->tri_owner.data,
 	                  c->edges.data, c->edge_owner.data, c->tri_edges.data, c->own_vert_start.data, c->own_vert.data,
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
@@ -365,6 +370,8 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->x0);
 	GROW(c->vbar);
 	GROW(c->vbar_in);
+	GROW(c->vbar_pre);
+	GROW(c->held_w);
 	GROW(c->acc);
 	GROW(c->x0_prev);
 	GROW(c->sep);
@@ -382,8 +389,10 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->escaped);
 	GROW(c->solid);
 #undef GROW
-	/* the contact sweeps keep acc at zero between uses (apply_accumulated) */
+	/* the contact sweeps keep acc at zero between uses (apply_accumulated), and
+	 * hold_obstacle_moves held_w */
 	memset(c->acc, 0, sizeof *c->acc * (size_t)cap);
+	memset(c->held_w, 0, sizeof *c->held_w * (size_t)cap);
 	c->nv_capacity = cap;
 	return true;
 }
@@ -3364,6 +3373,105 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h)
 	return touched;
 }
 
+/* The collision sweeps with responses, up to the world's iteration count, then a last
+ * sweep that only looks, and the fail-safe (rigid impact zones, grown until nothing
+ * collides) if it still finds a hit.  Each sweep tests the candidates whose vertices
+ * took an impulse since they were found clear (the stamps), after a refresh for the
+ * vertices whose paths left their boxes.  Returns the hits left (0 unless the fail-safe
+ * ran out of rounds), or -1 out of memory. */
+static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	int hits = 0;
+	for (int it = 0; it <= w->def.collision_iterations; it++) {
+		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
+			return -1;
+		/* the first sweep tests the whole list, later ones what refreshes added too */
+		if (c->log)
+			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
+		int64_t t1 = sim_now_ns();
+		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
+		hits = sweep(c, w, h, respond, true, NULL, NULL);
+		st->stage_us[SIM_STAGE_CCD] += (double)(sim_now_ns() - t1) * 1e-3;
+		if (respond)
+			st->collisions += hits;
+		if (!hits)
+			return 0;
+	}
+	int64_t t2 = sim_now_ns();
+	for (int i = 0; i < c->nv; i++) {
+		c->zone[i] = i;
+		c->solid[i] = 0;
+	}
+	int zones = 0;
+	for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
+		hits = 0;
+		/* incremental: a candidate found clear whose vertices rigidify has not
+		 * touched since would be found clear again */
+		sweep(c, w, h, false, true, merge_hit, &hits);
+		if (!hits)
+			break;
+		rigidify(c, h, &zones, &st->largest_zone);
+		c->prim_valid = false; /* rigidify stamps vertices without the view */
+		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
+			return -1;
+	}
+	st->impact_zones += zones;
+	st->stage_us[SIM_STAGE_FAILSAFE] += (double)(sim_now_ns() - t2) * 1e-3;
+	return hits;
+}
+
+/* The obstacles last: the sweeps and the fail-safe may have turned a vertex into a ball
+ * or the floor, and the obstacle pass turns it out again; but that move is not one the
+ * sweeps saw, and in a fold pressed onto the ball it can carry a vertex through the
+ * layer above (the 129 x 129 drape at 1/90 s crossed itself so, from its 41st frame).
+ * So every vertex the pass moves is held (infinite mass, as a pinned vertex: the
+ * impulses and zones move only the others), stamped, and the candidates it touches are
+ * swept and resolved again; then the pass runs again for what that moved.  The held set
+ * only grows, so the rounds end; usually the first pass moves nothing the sweeps care
+ * about and one incremental sweep, of the moved vertices' candidates alone, confirms it.
+ * Returns the vertices the last pass moved, or -1 out of memory. */
+static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+{
+	const int n = w->n;
+	int moved = 0;
+	bool failed = false;
+	for (int round = 0;; round++) {
+		int64_t t0 = sim_now_ns();
+		memcpy(c->vbar_pre, c->vbar, sizeof(vec4) * (size_t)n);
+		int touched = obstacle_pass(c, w, h);
+		st->contacts += touched;
+		moved = 0;
+		if (touched) {
+			int stamp = ++c->clock;
+			for (int i = 0; i < n; i++) {
+				if (c->x0[i][3] == 0.0f || memcmp(c->vbar_pre[i], c->vbar[i], sizeof(float) * 3) == 0)
+					continue;
+				c->held_w[i] = c->x0[i][3];
+				c->x0[i][3] = 0.0f;
+				c->vstamp[i] = stamp;
+				track_motion(c, i, h);
+				moved++;
+			}
+		}
+		st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
+		if (!moved || round == OBSTACLE_ROUNDS)
+			break;
+		c->prim_valid = false; /* new stamps and displacements */
+		if (resolve_collisions(c, w, h, pad, st) < 0) {
+			failed = true;
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (c->held_w[i] != 0.0f) {
+			c->x0[i][3] = c->held_w[i];
+			c->held_w[i] = 0.0f;
+		}
+	}
+	c->prim_valid = false;
+	return failed ? -1 : moved;
+}
+
 /* ---- the substep ---------------------------------------------------------------------------- */
 
 sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
@@ -3411,57 +3519,18 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	/* Later sweeps reuse the candidates, refreshed for the vertices whose paths the
 	 * impulses took out of their boxes (refresh_candidates), and test again only the
 	 * candidates whose vertices took an impulse since they were found clear. */
-	int hits = 0;
 	c->prim_valid = false; /* new stamps and displacements */
 	for (int i = 0; i < nv; i++) {
 		c->vstamp[i] = 0;
 		track_motion(c, i, h);
 	}
 	c->clock = 0;
-	for (int it = 0; it <= w->def.collision_iterations; it++) {
-		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
-			return SIM_ERROR_OUT_OF_MEMORY;
-		/* the first sweep tests the whole list, later ones what refreshes added too */
-		if (c->log)
-			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
-		int64_t t1 = sim_now_ns();
-		bool respond = it < w->def.collision_iterations; /* the last sweep only looks */
-		hits = sweep(c, w, h, respond, true, NULL, NULL);
-		st->stage_us[SIM_STAGE_CCD] += (double)(sim_now_ns() - t1) * 1e-3;
-		if (respond)
-			st->collisions += hits;
-		if (!hits)
-			break;
-	}
-
-	/* fail-safe: rigid impact zones, grown until nothing collides */
-	if (hits) {
-		int64_t t2 = sim_now_ns();
-		for (int i = 0; i < nv; i++) {
-			c->zone[i] = i;
-			c->solid[i] = 0;
-		}
-		int zones = 0;
-		for (int round = 0; round < FAILSAFE_ROUNDS && hits; round++) {
-			hits = 0;
-			/* incremental: a candidate found clear whose vertices rigidify has not
-			 * touched since would be found clear again */
-			sweep(c, w, h, false, true, merge_hit, &hits);
-			if (!hits)
-				break;
-			rigidify(c, h, &zones, &st->largest_zone);
-			c->prim_valid = false; /* rigidify stamps vertices without the view */
-			if (!refresh_candidates(c, w, h, pad, -1.0f, st))
-				return SIM_ERROR_OUT_OF_MEMORY;
-		}
-		st->impact_zones += zones;
-		st->stage_us[SIM_STAGE_FAILSAFE] += (double)(sim_now_ns() - t2) * 1e-3;
-	}
-
-	int64_t t3 = sim_now_ns();
-	st->contacts += obstacle_pass(c, w, h);
-	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t3) * 1e-3;
-
+	int r = resolve_collisions(c, w, h, pad, st);
+	if (r < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
+	r = hold_obstacle_moves(c, w, h, pad, st);
+	if (r < 0)
+		return SIM_ERROR_OUT_OF_MEMORY;
 	st->self_contacts += c->self_hits;
 	/* write back the cloth: end positions and Bridson's velocity update */
 	for (int i = 0; i < w->n; i++) {
