@@ -1336,7 +1336,7 @@ static bool merge_candidates(sim_collide *c, int blocks)
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
  * rounding between the two tests. */
-static bool fit_trees(sim_collide *c)
+static bool fit_trees(sim_collide *c, const sim_world *w)
 {
 	const fbox *tb = c->tri_box.data;
 	const int *tri = c->tris.data;
@@ -1344,8 +1344,8 @@ static bool fit_trees(sim_collide *c)
 		/* with the triangles' vertices, the trees leave out the pairs that share one (the
 		 * neighbour list's): most overlapping pairs of a cloth are neighbours */
 		int first = c->owner_first_tri[o];
-		if (!sim_bvh_update_boxes(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
-		                          (float)CCD_GAP))
+		if (!sim_bvh_update_boxes_on(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                             (float)CCD_GAP, w))
 			return false;
 	}
 	return true;
@@ -1414,7 +1414,7 @@ static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, bo
 	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
 	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
 	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
-	return fit_trees(c);
+	return fit_trees(c, w);
 }
 
 /* Sets the candidates aside with their bounds (the buffers swap), so that the pairs a
@@ -1795,7 +1795,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	for (int e = 0; e < ne; e++)
 		if (dirty[et[e]]) /* an edge's owner holds both its vertices */
 			edge_box(c, e);
-	if (!fit_trees(c))
+	if (!fit_trees(c, w))
 		return false;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;

@@ -303,6 +303,10 @@ typedef struct sim_box {
 	float lo[3], hi[3];
 } sim_box;
 bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin);
+/* The same, a refit's leaves split into fixed ranges through w's task callbacks (w NULL:
+ * on the caller); the tree is the same whatever the split. */
+bool sim_bvh_update_boxes_on(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
+                             const sim_world *w);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
