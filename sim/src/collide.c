@@ -1197,6 +1197,40 @@ static void edge_box_range(int start, int end, int worker, void *ctx)
 		edge_box(t->c, i);
 }
 
+/* The boxes of a refresh, in the same ranges: the escaped vertices', then in one loop the
+ * dirty triangles' (list[0, nd)) and the dirty edges' (items nd on: edge item - nd). */
+typedef struct refresh_task {
+	box_task b;
+	const int *list;
+	int nd;
+	const unsigned char *dirty;
+} refresh_task;
+
+static void escaped_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const box_task *t = ctx;
+	for (int i = start; i < end; i++) {
+		if (t->c->escaped[i]) {
+			vertex_box(t->c, i, t->h, t->reach, t->still);
+			t->c->escaped[i] = 0;
+		}
+	}
+}
+
+static void dirty_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const refresh_task *t = ctx;
+	const int *et = t->b.c->edge_tri.data;
+	for (int k = start; k < end; k++) {
+		if (k < t->nd)
+			triangle_box(t->b.c, t->list[k]);
+		else if (t->dirty[et[k - t->nd]]) /* an edge's owner holds both its vertices */
+			edge_box(t->b.c, k - t->nd);
+	}
+}
+
 /* Every candidate is to be tested in the next sweep, and its start distance is unknown:
  * after a broad phase, and when a new substep reuses the candidates. */
 static void forget_results(sim_collide *c, bool keep_bounds)
@@ -1782,19 +1816,9 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * stay stand still and mean the same in a new window from this substep. */
 	if (c->tau + 1 > c->window)
 		new_window(c, h);
-	float reach = (0.5f + slack(c)) * pad, still = BROAD_STILL * slack(c) * pad;
-	for (int i = 0; i < c->nv; i++) {
-		if (c->escaped[i]) {
-			vertex_box(c, i, h, reach, still);
-			c->escaped[i] = 0;
-		}
-	}
-	for (int k = 0; k < nd; k++)
-		triangle_box(c, list[k]);
-	const int *et = c->edge_tri.data;
-	for (int e = 0; e < ne; e++)
-		if (dirty[et[e]]) /* an edge's owner holds both its vertices */
-			edge_box(c, e);
+	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
+	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
+	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
 	if (!fit_trees(c, w))
 		return false;
 	int64_t t1 = sim_now_ns();
