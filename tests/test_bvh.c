@@ -1049,6 +1049,20 @@ static void marked_pairs_are_the_marked_subset(void)
 				}
 				CHECK_MSG(got.count == want && !got.overflow, "%d reported, %d wanted (of %d, %d marked)", got.count,
 				          want, all.count, marked);
+				/* the marked walk in sim_bvh_split's jobs (the refresh's parallel traversal):
+				 * the same pairs in the same order, job after job */
+				{
+					enum { ROOM = 512 };
+					static sim_bvh_job jobs[ROOM], scratch[ROOM];
+					const sim_bvh *b = two ? q : p;
+					int n = sim_bvh_split(p, b, jobs, scratch, ROOM, 64);
+					CHECK(n >= 16);
+					pair_log in_jobs = {0};
+					for (int k = 0; k < n; k++)
+						sim_bvh_run_marked_job(p, b, jobs[k], log_pair, &in_jobs);
+					CHECK_MSG(same_log(&in_jobs, &got), "%d in %d jobs, %d in one walk", in_jobs.count, n, got.count);
+					log_free(&in_jobs);
+				}
 				if (rates[r] == 100)
 					CHECK(want == all.count && want > 0);
 				log_free(&all), log_free(&got);

@@ -1045,18 +1045,20 @@ static inline void push_marked(bvh_walk *s, const sim_bvh *p, int i, const sim_b
 		push(s, i, j);
 }
 
-void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)
+/* The marked walk from node pair (i0, j0): the whole traversal from the roots, or one
+ * job of sim_bvh_split's (the plain walk's pieces, so the marked walk's too). */
+static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_bvh_pair_fn fn, void *user)
 {
 	const bool self = p == q, verts = p->verts && q->verts;
 	if (p->node_count == 0 || q->node_count == 0)
 		return;
 	bvh_walk s;
 	s.top = 0;
-	if (self) {
-		if (p->node_mark[0])
-			push(&s, 0, 0);
+	if (self && i0 == j0) {
+		if (p->node_mark[i0])
+			push(&s, i0, i0);
 	} else {
-		push_marked(&s, p, 0, q, 0);
+		push_marked(&s, p, i0, q, j0);
 	}
 	/* the plain traversals' walk, with every node pair of two unmarked subtrees left out
 	 * (the stack bound holds: only fewer entries are pushed) */
@@ -1096,6 +1098,16 @@ void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn
 			push_marked(&s, p, i + 1, q, j + 1);
 		}
 	}
+}
+
+void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)
+{
+	marked_walk(p, q, 0, 0, fn, user);
+}
+
+void sim_bvh_run_marked_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
+{
+	marked_walk(p, q, job.i, job.j, fn, user);
 }
 
 /* ---- debug views ---------------------------------------------------------------------------- */

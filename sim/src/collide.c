@@ -125,6 +125,7 @@ typedef struct darray {
 typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
+	darray hits;      /* refresh: the marked traversal's dirty_hit */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -314,6 +315,7 @@ void sim_collide_destroy(sim_collide *c)
 		free(c->blocks[i].vf.data);
 		free(c->blocks[i].ee.data);
 		free(c->blocks[i].contacts.data);
+		free(c->blocks[i].hits.data);
 	}
 	free(c->blocks);
 	free(c->jobs.data);
@@ -1611,14 +1613,16 @@ typedef struct marked_ctx {
 	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
 	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
 	bool failed;
+	darray *out;                  /* the hits: c->hits, or a block's */
 } marked_ctx;
 
 static void on_marked_pair(void *user, int ta, int tb)
 {
 	marked_ctx *m = user;
 	sim_collide *c = m->c;
+	darray *out = m->out;
 	int x = ta + m->first_a, y = tb + m->first_b;
-	if (c->hits.count == c->hits.capacity && !reserve(&c->hits, sizeof(dirty_hit), c->hits.count + 1)) {
+	if (out->count == out->capacity && !reserve(out, sizeof(dirty_hit), out->count + 1)) {
 		m->failed = true;
 		return;
 	}
@@ -1626,7 +1630,55 @@ static void on_marked_pair(void *user, int ta, int tb)
 	 * kept from the lower owner, within one tree from the lower index: x) */
 	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
 	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
-	((dirty_hit *)c->hits.data)[c->hits.count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+	((dirty_hit *)out->data)[out->count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+}
+
+/* The marked traversal in the full broad phase's jobs (make_jobs), block k running job k
+ * into its own hits.  sort_hits orders the hits by (from, slot), which no two share (a
+ * pair is reported once), so the sorted list is the serial traversal's whatever the jobs. */
+static void marked_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	sim_collide *c = ctx;
+	const sim_bvh_job *jobs = c->jobs.data;
+	const int *trees = c->job_trees.data;
+	for (int k = start; k < end; k++) {
+		block_out *out = &c->blocks[k];
+		int a = trees[2 * k], b = trees[2 * k + 1];
+		out->hits.count = 0;
+		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+		                sim_bvh_orders(c->trees[b]), false, &out->hits};
+		sim_bvh_run_marked_job(c->trees[a], c->trees[b], jobs[k], on_marked_pair, &m);
+		out->failed |= m.failed;
+	}
+}
+
+/* The hits of every tree pair that meets, into c->hits; false when out of memory. */
+static bool marked_hits(sim_collide *c, const sim_world *w)
+{
+	c->hits.count = 0;
+	if (parallel(w)) {
+		int njobs = make_jobs(c, w, BROAD_JOBS);
+		if (njobs < 0 || !reserve_blocks(c, njobs))
+			return false;
+		sim_parallel_for(w, marked_range, njobs, 1, c);
+		for (int k = 0; k < njobs; k++)
+			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(dirty_hit)))
+				return false;
+		return true;
+	}
+	for (int a = 0; a < c->owner_count; a++) {
+		for (int b = a; b < c->owner_count; b++) {
+			if (!owners_meet(c, w, a, b))
+				continue;
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+			                sim_bvh_orders(c->trees[b]), false, &c->hits};
+			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
+			if (m.failed)
+				return false;
+		}
+	}
+	return true;
 }
 
 /* Sorts the hits by (from, slot), a counting sort on `from` and an insertion sort within
@@ -1692,19 +1744,7 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	/* a tree pair with no dirty triangle returns at its roots' marks */
 	for (int o = 0; o < c->owner_count; o++)
 		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
-	c->hits.count = 0;
-	for (int a = 0; a < c->owner_count; a++) {
-		for (int b = a; b < c->owner_count; b++) {
-			if (!owners_meet(c, w, a, b))
-				continue;
-			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-			                sim_bvh_orders(c->trees[b]), false};
-			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
-			if (m.failed)
-				return false;
-		}
-	}
-	if (!sort_hits(c, c->tris.count))
+	if (!marked_hits(c, w) || !sort_hits(c, c->tris.count))
 		return false;
 
 	bool par = parallel(w);

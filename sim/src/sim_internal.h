@@ -346,6 +346,9 @@ void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, flo
  * NULL before the first). */
 bool sim_bvh_mark(sim_bvh *bvh, const unsigned char *marked);
 void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+/* The marked pairs of one job of sim_bvh_split(p, q): over the jobs, exactly the pairs of
+ * sim_bvh_marked_pairs (in job order, in its order). */
+void sim_bvh_run_marked_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
 const int *sim_bvh_orders(const sim_bvh *bvh);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
