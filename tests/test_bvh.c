@@ -1049,6 +1049,20 @@ static void marked_pairs_are_the_marked_subset(void)
 				}
 				CHECK_MSG(got.count == want && !got.overflow, "%d reported, %d wanted (of %d, %d marked)", got.count,
 				          want, all.count, marked);
+				/* the marked walk in sim_bvh_split's jobs (the refresh's parallel traversal):
+				 * the same pairs in the same order, job after job */
+				{
+					enum { ROOM = 512 };
+					static sim_bvh_job jobs[ROOM], scratch[ROOM];
+					const sim_bvh *b = two ? q : p;
+					int n = sim_bvh_split(p, b, jobs, scratch, ROOM, 64);
+					CHECK(n >= 16);
+					pair_log in_jobs = {0};
+					for (int k = 0; k < n; k++)
+						sim_bvh_run_marked_job(p, b, jobs[k], log_pair, &in_jobs);
+					CHECK_MSG(same_log(&in_jobs, &got), "%d in %d jobs, %d in one walk", in_jobs.count, n, got.count);
+					log_free(&in_jobs);
+				}
 				if (rates[r] == 100)
 					CHECK(want == all.count && want > 0);
 				log_free(&all), log_free(&got);
@@ -1082,6 +1096,76 @@ static void marked_pairs_are_the_marked_subset(void)
 	}
 }
 
+/* A scheduler without threads for the parallel refit: every range of exactly min_range
+ * items, last range first, counting the items it hands out. */
+typedef struct backwards {
+	long loops, items;
+} backwards;
+
+static void *backwards_enqueue(sim_task_fn *task, int count, int min_range, void *task_ctx, void *user)
+{
+	backwards *b = user;
+	b->loops++;
+	b->items += count;
+	for (int r = (count + min_range - 1) / min_range - 1; r >= 0; r--) {
+		int start = r * min_range, end = start + min_range < count ? start + min_range : count;
+		task(start, end, r % 3, task_ctx);
+	}
+	return b;
+}
+
+static void backwards_finish(void *handle, void *user) { CHECK(handle == user); }
+
+/* The refit split into ranges through a world's callbacks (sim_bvh_update_boxes_on) gives
+ * the tree the serial refit gives, box for box, and the pairs with the neighbour filter:
+ * a 64 x 64 grid (8192 triangles, over 1024 leaves, so the refit is split), built, then
+ * moved a little (a refit, no rebuild). */
+static void parallel_refit_is_the_serial_one(void)
+{
+	soup g = grid_soup(64, 515);
+	REQUIRE(g.tris);
+	backwards bw = {0};
+	sim_world_def def = sim_world_def_default();
+	def.worker_count = 3;
+	def.enqueue_task = backwards_enqueue;
+	def.finish_task = backwards_finish;
+	def.user_task_context = &bw;
+	sim_world *w = sim_world_create(&def);
+	sim_box *boxes = malloc(sizeof(sim_box) * (size_t)g.nt);
+	sim_bvh *serial = sim_bvh_create(), *split = sim_bvh_create();
+	REQUIRE(w && boxes && serial && split);
+	for (int t = 0; t < g.nt; t++)
+		tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
+	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
+	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, g.nt, 0.002f, w));
+	for (int t = 0; t < g.nt; t++) {
+		const float d = 0.001f * (float)(t % 7) - 0.003f;
+		for (int a = 0; a < 3; a++)
+			boxes[t].lo[a] += d, boxes[t].hi[a] += d + 0.0005f;
+	}
+	bw = (backwards){0};
+	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
+	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, g.nt, 0.002f, w));
+	CHECK(sim_bvh_build_count(serial) == 1 && sim_bvh_build_count(split) == 1);
+	/* the refit went through the callbacks, every leaf once */
+	CHECK_MSG(bw.loops == 1 && bw.items > 1024, "%ld loops, %ld items", bw.loops, bw.items);
+	enum { CAP = 20000 };
+	static float a[CAP][7], b[CAP][7];
+	int na = sim_bvh_debug_boxes(serial, 0, 64, a, CAP, 0), nb = sim_bvh_debug_boxes(split, 0, 64, b, CAP, 0);
+	CHECK_MSG(na == nb && na > g.nt && na <= CAP, "%d boxes against %d", nb, na);
+	CHECK(na == nb && memcmp(a, b, sizeof(a[0]) * (size_t)(na < CAP ? na : CAP)) == 0);
+	pair_log want = {0}, got = {0};
+	sim_bvh_self_pairs(serial, log_pair, &want);
+	sim_bvh_self_pairs(split, log_pair, &got);
+	CHECK_MSG(want.count > 1000 && same_log(&got, &want), "%d pairs against %d", got.count, want.count);
+	log_free(&want);
+	log_free(&got);
+	sim_bvh_destroy(serial), sim_bvh_destroy(split);
+	free(boxes);
+	sim_world_destroy(&w);
+	soup_free(&g);
+}
+
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
 	TEST(box_queries_match_brute_force),
@@ -1091,6 +1175,7 @@ static const test_case tests[] = {
 	TEST(split_jobs_keep_order),
 	TEST(masks_give_the_jobs_pairs),
 	TEST(refit_and_rebuild_rule),
+	TEST(parallel_refit_is_the_serial_one),
 	TEST(refit_without_rebuild_is_exact),
 	TEST(empty_and_single),
 	TEST(pair_order_is_deterministic),

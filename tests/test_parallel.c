@@ -143,12 +143,16 @@ static void test_pool_workers_same_state(void)
  * through the multilevel preconditioner (multilevel.c); a fourth case has two cloths, a
  * 66 x 49 one with its own hierarchy and a 30 x 30 one too small for one (block Jacobi
  * inside the same solve), pinned and pulled, collisions off, the multilevel
- * preconditioner forced on every step (the others switch by their iterations). */
+ * preconditioner forced on every step (the others switch by their iterations).  A fifth
+ * is the bench's 129 x 129 drape (on the smaller ball), the multilevel preconditioner
+ * forced on: large enough that the hierarchy's level 1 (65 x 65) and the trees' refits
+ * are split into blocks too; 25 steps, the last ten in contact. */
 typedef enum {
 	IMPLICIT_PULLED,
 	IMPLICIT_DRAPE,
 	IMPLICIT_DRAPE_AND_MESH,
 	IMPLICIT_TWO_CLOTHS,
+	IMPLICIT_DRAPE_129,
 	IMPLICIT_CASES
 } implicit_case;
 
@@ -169,6 +173,10 @@ static sim_world *implicit_world(implicit_case c)
 	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
 	if (c == IMPLICIT_TWO_CLOTHS)
 		g.nx = 66, g.ny = 49;
+	if (c == IMPLICIT_DRAPE_129) {
+		g.nx = g.ny = 129;
+		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
+	}
 	bool ok = sim_world_add_grid(w, &g) >= 0;
 	if (c == IMPLICIT_TWO_CLOTHS) {
 		sim_implicit_set_multilevel(w->implicit, ML_ALWAYS);
@@ -201,10 +209,11 @@ static sim_world *implicit_world(implicit_case c)
 
 static void test_implicit_same_state(void)
 {
-	static const char *const names[IMPLICIT_CASES] = {"pulled", "drape", "drape and mesh", "two cloths"};
-	const int steps = 40;
+	static const char *const names[IMPLICIT_CASES] = {"pulled", "drape", "drape and mesh", "two cloths",
+	                                                  "drape 129"};
 	const float dt = 1.0f / 90.0f;
 	for (int c = 0; c < IMPLICIT_CASES; c++) {
+		const int steps = c == IMPLICIT_DRAPE_129 ? 25 : 40;
 		backwards bw;
 		sim_world *w = implicit_world((implicit_case)c);
 		REQUIRE_MSG(w, "%s: no world", names[c]);

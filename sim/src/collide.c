@@ -125,6 +125,7 @@ typedef struct darray {
 typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
+	darray hits;      /* refresh: the marked traversal's dirty_hit */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -314,6 +315,7 @@ void sim_collide_destroy(sim_collide *c)
 		free(c->blocks[i].vf.data);
 		free(c->blocks[i].ee.data);
 		free(c->blocks[i].contacts.data);
+		free(c->blocks[i].hits.data);
 	}
 	free(c->blocks);
 	free(c->jobs.data);
@@ -1197,6 +1199,40 @@ static void edge_box_range(int start, int end, int worker, void *ctx)
 		edge_box(t->c, i);
 }
 
+/* The boxes of a refresh, in the same ranges: the escaped vertices', then in one loop the
+ * dirty triangles' (list[0, nd)) and the dirty edges' (items nd on: edge item - nd). */
+typedef struct refresh_task {
+	box_task b;
+	const int *list;
+	int nd;
+	const unsigned char *dirty;
+} refresh_task;
+
+static void escaped_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const box_task *t = ctx;
+	for (int i = start; i < end; i++) {
+		if (t->c->escaped[i]) {
+			vertex_box(t->c, i, t->h, t->reach, t->still);
+			t->c->escaped[i] = 0;
+		}
+	}
+}
+
+static void dirty_box_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const refresh_task *t = ctx;
+	const int *et = t->b.c->edge_tri.data;
+	for (int k = start; k < end; k++) {
+		if (k < t->nd)
+			triangle_box(t->b.c, t->list[k]);
+		else if (t->dirty[et[k - t->nd]]) /* an edge's owner holds both its vertices */
+			edge_box(t->b.c, k - t->nd);
+	}
+}
+
 /* Every candidate is to be tested in the next sweep, and its start distance is unknown:
  * after a broad phase, and when a new substep reuses the candidates. */
 static void forget_results(sim_collide *c, bool keep_bounds)
@@ -1336,7 +1372,7 @@ static bool merge_candidates(sim_collide *c, int blocks)
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
  * rounding between the two tests. */
-static bool fit_trees(sim_collide *c)
+static bool fit_trees(sim_collide *c, const sim_world *w)
 {
 	const fbox *tb = c->tri_box.data;
 	const int *tri = c->tris.data;
@@ -1344,8 +1380,8 @@ static bool fit_trees(sim_collide *c)
 		/* with the triangles' vertices, the trees leave out the pairs that share one (the
 		 * neighbour list's): most overlapping pairs of a cloth are neighbours */
 		int first = c->owner_first_tri[o];
-		if (!sim_bvh_update_boxes(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
-		                          (float)CCD_GAP))
+		if (!sim_bvh_update_boxes_on(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                             (float)CCD_GAP, w))
 			return false;
 	}
 	return true;
@@ -1414,7 +1450,7 @@ static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, bo
 	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
 	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
 	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
-	return fit_trees(c);
+	return fit_trees(c, w);
 }
 
 /* Sets the candidates aside with their bounds (the buffers swap), so that the pairs a
@@ -1577,14 +1613,16 @@ typedef struct marked_ctx {
 	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
 	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
 	bool failed;
+	darray *out;                  /* the hits: c->hits, or a block's */
 } marked_ctx;
 
 static void on_marked_pair(void *user, int ta, int tb)
 {
 	marked_ctx *m = user;
 	sim_collide *c = m->c;
+	darray *out = m->out;
 	int x = ta + m->first_a, y = tb + m->first_b;
-	if (c->hits.count == c->hits.capacity && !reserve(&c->hits, sizeof(dirty_hit), c->hits.count + 1)) {
+	if (out->count == out->capacity && !reserve(out, sizeof(dirty_hit), out->count + 1)) {
 		m->failed = true;
 		return;
 	}
@@ -1592,7 +1630,55 @@ static void on_marked_pair(void *user, int ta, int tb)
 	 * kept from the lower owner, within one tree from the lower index: x) */
 	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
 	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
-	((dirty_hit *)c->hits.data)[c->hits.count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+	((dirty_hit *)out->data)[out->count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+}
+
+/* The marked traversal in the full broad phase's jobs (make_jobs), block k running job k
+ * into its own hits.  sort_hits orders the hits by (from, slot), which no two share (a
+ * pair is reported once), so the sorted list is the serial traversal's whatever the jobs. */
+static void marked_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	sim_collide *c = ctx;
+	const sim_bvh_job *jobs = c->jobs.data;
+	const int *trees = c->job_trees.data;
+	for (int k = start; k < end; k++) {
+		block_out *out = &c->blocks[k];
+		int a = trees[2 * k], b = trees[2 * k + 1];
+		out->hits.count = 0;
+		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+		                sim_bvh_orders(c->trees[b]), false, &out->hits};
+		sim_bvh_run_marked_job(c->trees[a], c->trees[b], jobs[k], on_marked_pair, &m);
+		out->failed |= m.failed;
+	}
+}
+
+/* The hits of every tree pair that meets, into c->hits; false when out of memory. */
+static bool marked_hits(sim_collide *c, const sim_world *w)
+{
+	c->hits.count = 0;
+	if (parallel(w)) {
+		int njobs = make_jobs(c, w, BROAD_JOBS);
+		if (njobs < 0 || !reserve_blocks(c, njobs))
+			return false;
+		sim_parallel_for(w, marked_range, njobs, 1, c);
+		for (int k = 0; k < njobs; k++)
+			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(dirty_hit)))
+				return false;
+		return true;
+	}
+	for (int a = 0; a < c->owner_count; a++) {
+		for (int b = a; b < c->owner_count; b++) {
+			if (!owners_meet(c, w, a, b))
+				continue;
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
+			                sim_bvh_orders(c->trees[b]), false, &c->hits};
+			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
+			if (m.failed)
+				return false;
+		}
+	}
+	return true;
 }
 
 /* Sorts the hits by (from, slot), a counting sort on `from` and an insertion sort within
@@ -1658,19 +1744,7 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	/* a tree pair with no dirty triangle returns at its roots' marks */
 	for (int o = 0; o < c->owner_count; o++)
 		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
-	c->hits.count = 0;
-	for (int a = 0; a < c->owner_count; a++) {
-		for (int b = a; b < c->owner_count; b++) {
-			if (!owners_meet(c, w, a, b))
-				continue;
-			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-			                sim_bvh_orders(c->trees[b]), false};
-			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
-			if (m.failed)
-				return false;
-		}
-	}
-	if (!sort_hits(c, c->tris.count))
+	if (!marked_hits(c, w) || !sort_hits(c, c->tris.count))
 		return false;
 
 	bool par = parallel(w);
@@ -1782,20 +1856,10 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * stay stand still and mean the same in a new window from this substep. */
 	if (c->tau + 1 > c->window)
 		new_window(c, h);
-	float reach = (0.5f + slack(c)) * pad, still = BROAD_STILL * slack(c) * pad;
-	for (int i = 0; i < c->nv; i++) {
-		if (c->escaped[i]) {
-			vertex_box(c, i, h, reach, still);
-			c->escaped[i] = 0;
-		}
-	}
-	for (int k = 0; k < nd; k++)
-		triangle_box(c, list[k]);
-	const int *et = c->edge_tri.data;
-	for (int e = 0; e < ne; e++)
-		if (dirty[et[e]]) /* an edge's owner holds both its vertices */
-			edge_box(c, e);
-	if (!fit_trees(c))
+	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
+	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
+	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
+	if (!fit_trees(c, w))
 		return false;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;

@@ -1471,9 +1471,8 @@ static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_
 		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
 			continue;
 		const int first = o->first_vertex;
-		ml_restrict(im->grids[k], im->r + first, im->q + first, im->mask + first, st);
 		int cs;
-		const float *e = ml_cycle(im->grids[k], &cs);
+		const float *e = ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, w, &cs);
 		const int nc = ml_level1_count(im->grids[k]);
 		for (int c = 0; c < 3; c++)
 			memcpy(im->coarse + c * im->coarse_stride + base, e + c * cs, sizeof(float) * (size_t)nc);

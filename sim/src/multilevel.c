@@ -56,8 +56,17 @@ enum {
 	L_X = L_B + 3,                         /* residual and edge terms */
 	L_T = L_X + 3,
 	L_U = L_T + 3,
-	L_PLANES = L_U + 3
+	L_V = L_U + 3,                         /* 4 x three: the parallel cycle's edge terms */
+	L_PLANES = L_V + FAMILIES * 3
 };
+
+/* Level 1's rows per block of the parallel cycle (even: a block restricts onto whole rows
+ * of level 2 and reads whole row pairs of the fine grid), and the level 1 size from which
+ * the cycle's level 1 work runs through the world's task callbacks: a 129 x 129 cloth
+ * (level 1 65 x 65, 9 blocks) is split, a 65 x 65 one (33 x 33) stays on the caller,
+ * where the wake-ups would cost about what the split saves. */
+#define BLOCK_ROWS 8
+#define PARALLEL_MIN 2048
 
 typedef struct ml_level {
 	int nx, ny, n, st;
@@ -71,6 +80,7 @@ struct ml_grid {
 	double *chol;    /* the coarsest level's Cholesky factor, 3n x 3n, lower triangle */
 	double *work;    /* 3n */
 	float *rows;     /* ROW_PLANES rows of the fine grid's width: ml_assemble's scratch */
+	float *block_rows; /* a fine row per block of the parallel cycle: its restriction's scratch */
 	int chol_n;
 };
 
@@ -86,9 +96,10 @@ static void release(ml_grid *g)
 	free(g->chol);
 	free(g->work);
 	free(g->rows);
+	free(g->block_rows);
 	g->levels = 0;
 	g->chol = g->work = NULL;
-	g->rows = NULL;
+	g->rows = g->block_rows = NULL;
 }
 
 void ml_destroy(ml_grid *g)
@@ -126,7 +137,9 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	g->chol = malloc(sizeof(double) * (size_t)n3 * (size_t)n3);
 	g->work = malloc(sizeof(double) * (size_t)n3);
 	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)nx);
-	if (!g->chol || !g->work || !g->rows) {
+	const int blocks = (g->lv[0].ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	g->block_rows = malloc(sizeof(float) * (size_t)blocks * (size_t)nx);
+	if (!g->chol || !g->work || !g->rows || !g->block_rows) {
 		release(g);
 		return false;
 	}
@@ -611,15 +624,18 @@ static void residual_row(float *restrict t, const float *restrict r, const float
 		t[i] = mask[i] * (r[i] - q[i]);
 }
 
-void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, int stride)
+/* Rows [j0, j1) of level 1's right-hand side from the fine residual mask (r - q), a
+ * fine row at a time through the row of scratch t: the same additions in the same order
+ * whichever rows a call is given. */
+static void restrict_rows(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *t,
+                          int j0, int j1)
 {
 	ml_level *C = &g->lv[0];
 	const int cst = C->st, nx = g->nx;
 	float *b = C->mem + L_B * cst;
-	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
-	float *t = C->mem + L_U * cst;
+	const int f0 = 2 * j0, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
 	for (int c = 0; c < 3; c++) {
-		for (int j = 0; j < g->ny; j++) {
+		for (int j = f0; j < f1; j++) {
 			const size_t at = (size_t)c * (size_t)stride + (size_t)j * (size_t)nx;
 			residual_row(t, r + at, q + at, mask + j * nx, nx);
 			pair_row(b + c * cst + (j >> 1) * C->nx, t, nx, (j & 1) != 0);
@@ -627,9 +643,126 @@ void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, 
 	}
 }
 
-const float *ml_cycle(ml_grid *g, int *stride)
+/* The serial cycle, for hierarchies too small to split. */
+static const float *cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride)
 {
+	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
+	restrict_rows(g, r, q, mask, stride, g->lv[0].mem + L_U * g->lv[0].st, 0, g->lv[0].ny);
 	vcycle(g, 0);
-	*stride = g->lv[0].st;
 	return g->lv[0].mem + L_X * g->lv[0].st;
+}
+
+/* ---- the parallel cycle --------------------------------------------------------------------
+ * Level 1's work (the bulk of the coarse levels: level 2 is a quarter of it) in blocks of
+ * BLOCK_ROWS rows, through the world's task callbacks; the levels below run on the
+ * caller.  Each phase writes only its block's entries, and every entry gets the serial
+ * cycle's operations in the serial cycle's order (the four families' edge terms are kept
+ * apart in L_V so that a block can take its own entries' terms, family by family, the
+ * subtraction then the addition, as edges_residual does), so the result is the serial
+ * cycle's bit for bit whatever the number of workers.  Six phases, a barrier between two
+ * where a block reads its neighbours' entries: restriction from the fine grid and the
+ * first smoothing sweep; the edge terms; the residual and its restriction to level 2;
+ * then, after the levels below, prolongation and the diagonal residual; the edge terms;
+ * the residual and the last sweep. */
+
+typedef enum { CP_FIRST, CP_TERMS, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
+
+typedef struct cycle_task {
+	ml_grid *g;
+	cycle_phase phase;
+	const float *r, *q, *mask;
+	int stride;
+} cycle_task;
+
+/* u_f = E_f (x_I - x_{I + off}) for the four families over [lo, hi). */
+static void block_terms(ml_level *L, const float *x, int lo, int hi)
+{
+	const int st = L->st;
+	for (int f = 0; f < FAMILIES; f++) {
+		const int off = family_dj[f] * L->nx + family_di[f];
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st + lo, x + lo, L->mem + (L_V + 3 * f) * st + lo, off, hi - lo,
+		           st);
+	}
+}
+
+/* t -= the edges' part of A x over [lo, hi) from the four families' terms. */
+static void block_gather(ml_level *L, float *t, int lo, int hi)
+{
+	const int st = L->st, n = L->n;
+	for (int f = 0; f < FAMILIES; f++) {
+		const int off = family_dj[f] * L->nx + family_di[f];
+		const float *u = L->mem + (L_V + 3 * f) * st;
+		const int a = lo > off ? lo : off;
+		for (int c = 0; c < 3; c++) {
+			plane_sub(t + c * st + lo, u + c * st + lo, hi - lo);
+			if (off < n && a < hi)
+				plane_add(t + c * st + a, u + c * st + a - off, hi - a);
+		}
+	}
+}
+
+static void cycle_range(int start, int end, int worker, void *ctx)
+{
+	const cycle_task *k = ctx;
+	ml_grid *g = k->g;
+	ml_level *L = &g->lv[0], *C = &g->lv[1];
+	const int st = L->st, cst = C->st;
+	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st, *d = L->mem + L_DIAG * st;
+	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
+	(void)worker;
+	for (int blk = start; blk < end; blk++) {
+		const int j0 = blk * BLOCK_ROWS, j1 = j0 + BLOCK_ROWS < L->ny ? j0 + BLOCK_ROWS : L->ny;
+		const int lo = j0 * L->nx, hi = j1 * L->nx;
+		switch (k->phase) {
+		case CP_FIRST:
+			restrict_rows(g, k->r, k->q, k->mask, k->stride, g->block_rows + (size_t)blk * (size_t)g->nx, j0, j1);
+			smooth_first(inv + lo, d + lo, b + lo, x + lo, t + lo, COARSE_OMEGA, hi - lo, st);
+			break;
+		case CP_TERMS:
+			block_terms(L, x, lo, hi);
+			break;
+		case CP_DOWN:
+			block_gather(L, t, lo, hi);
+			for (int c = 0; c < 3; c++)
+				for (int j = j0; j < j1; j++)
+					pair_row(C->mem + L_B * cst + c * cst + (j >> 1) * C->nx, t + c * st + j * L->nx, L->nx,
+					         (j & 1) != 0);
+			break;
+		case CP_UP:
+			for (int c = 0; c < 3; c++)
+				for (int j = j0; j < j1; j++)
+					spread_row(x + c * st + j * L->nx, C->mem + L_X * cst + c * cst + (j >> 1) * C->nx, L->nx);
+			diag_residual(d + lo, b + lo, x + lo, t + lo, hi - lo, st);
+			break;
+		case CP_LAST:
+			block_gather(L, t, lo, hi);
+			block_apply(inv + lo, t + lo, x + lo, hi - lo, st, COARSE_OMEGA);
+			break;
+		case CP_COUNT:
+			break;
+		}
+	}
+}
+
+const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
+                      const sim_world *w, int *cstride)
+{
+	*cstride = g->lv[0].st;
+	/* without callbacks, the serial cycle: the reference the blocked one must match */
+	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN)
+		return cycle_serial(g, r, q, mask, stride);
+	const ml_level *L = &g->lv[0];
+	const int blocks = (L->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	static const cycle_phase down[] = {CP_FIRST, CP_TERMS, CP_DOWN}, up[] = {CP_UP, CP_TERMS, CP_LAST};
+	cycle_task k = {g, CP_FIRST, r, q, mask, stride};
+	for (int p = 0; p < 3; p++) {
+		k.phase = down[p];
+		sim_parallel_for(w, cycle_range, blocks, 1, &k);
+	}
+	vcycle(g, 1);
+	for (int p = 0; p < 3; p++) {
+		k.phase = up[p];
+		sim_parallel_for(w, cycle_range, blocks, 1, &k);
+	}
+	return L->mem + L_X * L->st;
 }

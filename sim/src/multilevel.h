@@ -2,8 +2,8 @@
  * one hierarchy per grid object, built by aggregating 2 x 2 vertices per level.  The
  * finest level (the cloth itself) stays in implicit.c, which owns its product and
  * smoother; this file takes the restricted residual at level 1 and returns level 1's
- * correction.  Serial: the coarse levels are a fraction of the fine work and running
- * them on one thread keeps the result independent of the worker count. */
+ * correction.  Level 1's work can run in fixed blocks through the world's task
+ * callbacks (ml_apply); the levels below it stay on the caller. */
 #ifndef TELA_SIM_MULTILEVEL_H
 #define TELA_SIM_MULTILEVEL_H
 
@@ -30,13 +30,16 @@ int ml_level1_count(const ml_grid *g);
  * prolongation with kinematic fine vertices filtered out (mask 0): diag (the scalar
  * diagonal d) and mask are the object's, runs its spring families. */
 void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count);
-/* Level 1's right-hand side: b_I = sum over the aggregate of mask_i (r_i - q_i), three
- * planes `stride` apart, object-local pointers. */
-void ml_restrict(ml_grid *g, const float *r, const float *q, const float *mask, int stride);
-/* Level 1's correction for that right-hand side: one symmetric V-cycle (damped block
- * Jacobi before and after, the coarsest level solved exactly), a fixed symmetric
- * positive definite linear map.  *stride receives the distance between its planes. */
-const float *ml_cycle(ml_grid *g, int *stride);
+/* Level 1's correction for the fine residual r - q: level 1's right-hand side b_I = sum
+ * over the aggregate of mask_i (r_i - q_i) (three planes `stride` apart, object-local
+ * pointers), then one symmetric V-cycle (damped block Jacobi before and after, the
+ * coarsest level solved exactly), a fixed symmetric positive definite linear map.  With
+ * w, level 1's work on a large hierarchy runs in fixed blocks through w's task callbacks,
+ * with the same result bit for bit (w NULL: all on the caller).  *cstride receives the
+ * distance between the result's planes. */
+struct sim_world;
+const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
+                      const struct sim_world *w, int *cstride);
 
 /* For tests (implicit.c): */
 #include "sim/sim.h"

@@ -303,6 +303,10 @@ typedef struct sim_box {
 	float lo[3], hi[3];
 } sim_box;
 bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin);
+/* The same, a refit's leaves split into fixed ranges through w's task callbacks (w NULL:
+ * on the caller); the tree is the same whatever the split. */
+bool sim_bvh_update_boxes_on(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
+                             const sim_world *w);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
@@ -342,6 +346,9 @@ void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, flo
  * NULL before the first). */
 bool sim_bvh_mark(sim_bvh *bvh, const unsigned char *marked);
 void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
+/* The marked pairs of one job of sim_bvh_split(p, q): over the jobs, exactly the pairs of
+ * sim_bvh_marked_pairs (in job order, in its order). */
+void sim_bvh_run_marked_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
 const int *sim_bvh_orders(const sim_bvh *bvh);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
