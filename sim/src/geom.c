@@ -25,6 +25,7 @@
 #include "sim/sim_geom.h"
 
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -47,18 +48,26 @@ static inline double clamp01(double x)
 	return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }
 
-/* Squared distance from p to the segment a + s (b - a), s in [0, 1]. */
-static double point_segment(const double p[3], const double a[3], const double b[3], double *s)
+/* Squared distance from the point a + ap to the segment a + s d, s in [0, 1], given
+ * dd = |d|^2: the callers already have d, dd and often ap for their own tests, and
+ * computed the same way (the same operations in the same order), so passing them
+ * changes no bit of the result. */
+static inline double point_on_segment(const double ap[3], const double d[3], double dd, double *s)
 {
-	double d[3], ap[3];
-	sub3(b, a, d);
-	sub3(p, a, ap);
-	double dd = dot3(d, d);
 	/* A zero-length segment is its first point; any s would do. */
 	double t = dd > 0.0 ? clamp01(dot3(ap, d) / dd) : 0.0;
 	double r[3] = {ap[0] - t * d[0], ap[1] - t * d[1], ap[2] - t * d[2]};
 	*s = t;
 	return dot3(r, r);
+}
+
+/* Squared distance from p to the segment a + s (b - a), s in [0, 1]. */
+static inline double point_segment(const double p[3], const double a[3], const double b[3], double *s)
+{
+	double d[3], ap[3];
+	sub3(b, a, d);
+	sub3(p, a, ap);
+	return point_on_segment(ap, d, dot3(d, d), s);
 }
 
 /* ---- closest distances ---------------------------------------------------------------------- */
@@ -97,7 +106,7 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	/* The projection is outside (or the triangle is flat): for a convex set the
 	 * closest point is then on the boundary, so the three edges decide. */
 	double s_ab, s_bc, s_ca;
-	double d_ab = point_segment(p, a, b, &s_ab);
+	double d_ab = point_on_segment(ap, ab, d00, &s_ab);
 	double d_bc = point_segment(p, b, c, &s_bc);
 	double d_ca = point_segment(p, c, a, &s_ca);
 	if (d_ab <= d_bc && d_ab <= d_ca) {
@@ -152,17 +161,27 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 	}
 	/* Otherwise the minimum is on the boundary of the unit square: one of the four
 	 * endpoints against the other segment.  This also covers parallel, collinear
-	 * and zero-length segments without special cases. */
-	const double *point[4] = {p0, p1, q0, q1};
-	for (int k = 0; k < 4; k++) {
-		double u;
-		double d = k < 2 ? point_segment(point[k], q0, q1, &u) : point_segment(point[k], p0, p1, &u);
-		if (d < best) {
-			best = d;
-			bs = k < 2 ? (double)k : u;
-			bt = k < 2 ? u : (double)(k - 2);
-		}
-	}
+	 * and zero-length segments without special cases.  The ends of the first
+	 * segment against the second (p0 - q0 is r), then the ends of the second
+	 * against the first, in this order: ties keep the earlier. */
+	double ap[3], u, d;
+	bool k;
+	/* selects rather than branches: which end wins is as good as random */
+	d = point_on_segment(r, d2, e, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? 0.0 : bs, bt = k ? u : bt;
+	sub3(p1, q0, ap);
+	d = point_on_segment(ap, d2, e, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? 1.0 : bs, bt = k ? u : bt;
+	sub3(q0, p0, ap);
+	d = point_on_segment(ap, d1, a, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? u : bs, bt = k ? 0.0 : bt;
+	sub3(q1, p0, ap);
+	d = point_on_segment(ap, d1, a, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? u : bs, bt = k ? 1.0 : bt;
 	*s_out = bs;
 	*t_out = bt;
 	return best;
