@@ -2263,7 +2263,7 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			}
 			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
 			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
-			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
+			double d2 = sim_geom_segment_segment_bound(p0, p1, q0, q1, &u, &v);
 			double d = sqrt(d2);
 			ee_lb[q] = d;
 			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)

@@ -127,8 +127,12 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	return d_ca;
 }
 
-double sim_geom_segment_segment(const double p0[3], const double p1[3], const double q0[3],
-                                const double q1[3], double *s_out, double *t_out)
+/* The closest points of two segments.  With one_end (a constant at each call) and no
+ * stationary point in the unit square, only the end whose distance is least in exact
+ * arithmetic is worked out, by clamping (s first, then t, then s again); see
+ * sim_geom_segment_segment_bound. */
+static inline double segment_segment(const double p0[3], const double p1[3], const double q0[3],
+                                     const double q1[3], double *s_out, double *t_out, bool one_end)
 {
 	double d1[3], d2[3], r[3];
 	sub3(p1, p0, d1);
@@ -166,6 +170,38 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 	 * against the first, in this order: ties keep the earlier. */
 	double ap[3], u, d;
 	bool k;
+	if (one_end && best == INFINITY && den > 1e-6 * a * e) {
+		/* The square's least point is on its boundary (the function is convex): clamp
+		 * s of the stationary point, take the best t for it, clamp, and the best s for
+		 * that t.  That lands on the side of the square holding the least point; its
+		 * end (t at 0 or 1, else s at 0 or 1) is then measured the same way as below.
+		 * Only with the lines well apart in angle (the threshold above that trusts the
+		 * interior solve): for nearly parallel ones the stationary point is too
+		 * uncertain to pick a side by, and all four ends compete. */
+		double c = dot3(d1, r), f = dot3(d2, r);
+		double s = clamp01((b * f - c * e) / den);
+		double t = (b * s + f) / e;
+		if (t <= 0.0 || t >= 1.0) {
+			t = t <= 0.0 ? 0.0 : 1.0;
+			sub3(t == 0.0 ? q0 : q1, p0, ap);
+			d = point_on_segment(ap, d1, a, &u);
+			*s_out = u;
+			*t_out = t;
+			return d;
+		}
+		if (s == 0.0 || s == 1.0) {
+			if (s == 0.0)
+				d = point_on_segment(r, d2, e, &u);
+			else {
+				sub3(p1, q0, ap);
+				d = point_on_segment(ap, d2, e, &u);
+			}
+			*s_out = s;
+			*t_out = u;
+			return d;
+		}
+		/* both inside by rounding: all four ends, as below */
+	}
 	/* selects rather than branches: which end wins is as good as random */
 	d = point_on_segment(r, d2, e, &u);
 	k = d < best;
@@ -185,6 +221,18 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 	*s_out = bs;
 	*t_out = bt;
 	return best;
+}
+
+double sim_geom_segment_segment(const double p0[3], const double p1[3], const double q0[3],
+                                const double q1[3], double *s_out, double *t_out)
+{
+	return segment_segment(p0, p1, q0, q1, s_out, t_out, false);
+}
+
+double sim_geom_segment_segment_bound(const double p0[3], const double p1[3], const double q0[3],
+                                      const double q1[3], double *s_out, double *t_out)
+{
+	return segment_segment(p0, p1, q0, q1, s_out, t_out, true);
 }
 
 /* ---- exact predicates ----------------------------------------------------------------------- */
