@@ -2102,10 +2102,11 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	return false;
 }
 
-/* The largest move since x0_prev of a vertex of one side relative to one of the other
- * (vertices [0, split) are one side): as for relative_reach, two primitives lb apart at
- * x0_prev are at least lb minus this apart at x0, since every point of either is the
- * same convex combination of its vertices in both configurations. */
+/* The square of the largest move since x0_prev of a vertex of one side relative to one
+ * of the other (vertices [0, split) are one side): as for relative_reach, two
+ * primitives lb apart at x0_prev are at least lb minus this move apart at x0, since
+ * every point of either is the same convex combination of its vertices in both
+ * configurations. */
 static double relative_move2(const sim_collide *c, const int idx[4], int split)
 {
 	double m2 = 0.0;

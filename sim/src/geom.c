@@ -25,8 +25,8 @@
 #include "sim/sim_geom.h"
 
 #include <float.h>
-#include <stdbool.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* ---- small vector helpers ------------------------------------------------------------------- */
