@@ -163,6 +163,112 @@ static void segment_segment_cases(void)
 
 /* ---- exact predicates and triangle-triangle -------------------------------------------------- */
 
+/* The contact search's variant: hand-worked cases, then random segments against a
+ * brute-force minimum over a grid of (s, t) refined around its best cell, and against
+ * sim_geom_segment_segment (bit for bit where the closest points are inside both). */
+static double seg_bound(const double p0[3], const double p1[3], const double q0[3], const double q1[3],
+                        double *s, double *t)
+{
+	double d2 = sim_geom_segment_segment_bound(p0, p1, q0, q1, s, t);
+	double r2 = 0.0;
+	for (int i = 0; i < 3; i++) {
+		double r = (p0[i] + *s * (p1[i] - p0[i])) - (q0[i] + *t * (q1[i] - q0[i]));
+		r2 += r * r;
+	}
+	CHECK_NEAR(r2, d2, 1e-12 * (1.0 + d2));
+	CHECK(*s >= 0 && *s <= 1 && *t >= 0 && *t <= 1);
+	return d2;
+}
+
+static double brute_segment_segment(const double p0[3], const double p1[3], const double q0[3],
+                                    const double q1[3])
+{
+	double best = INFINITY, bs = 0.5, bt = 0.5, step = 1.0 / 64;
+	for (int round = 0; round < 4; round++) {
+		double lo_s = bs - 32 * step, lo_t = bt - 32 * step, cs = bs, ct = bt;
+		for (int i = 0; i <= 64; i++)
+			for (int j = 0; j <= 64; j++) {
+				double s = fmin(1.0, fmax(0.0, lo_s + i * step)), t = fmin(1.0, fmax(0.0, lo_t + j * step));
+				double r2 = 0.0;
+				for (int k = 0; k < 3; k++) {
+					double r = (p0[k] + s * (p1[k] - p0[k])) - (q0[k] + t * (q1[k] - q0[k]));
+					r2 += r * r;
+				}
+				if (r2 < best)
+					best = r2, cs = s, ct = t;
+			}
+		bs = cs, bt = ct, step /= 16;
+	}
+	return best;
+}
+
+static void segment_segment_bound_cases(void)
+{
+	double s, t;
+	const double p0[3] = {0, 0, 0}, p1[3] = {2, 0, 0};
+	{ /* skew, crossing above: the interior answer */
+		const double q0[3] = {1, -1, 1}, q1[3] = {1, 1, 1};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q1, &s, &t), 1, 1e-12);
+		CHECK_NEAR(s, 0.5, 1e-12);
+		CHECK_NEAR(t, 0.5, 1e-12);
+	}
+	{ /* the lines meet beyond p1 (s clamps to 1), at q0's height: (3, 1, 0) to (2, 0, 0) */
+		const double q0[3] = {3, 1, 0}, q1[3] = {3, 1, 5};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q1, &s, &t), 2, 1e-12);
+		CHECK_NEAR(s, 1, 1e-12);
+		CHECK_NEAR(t, 0, 1e-12);
+	}
+	{ /* the stationary point is at t = -1 (t clamps to 0): q0 = (1, 1, 1) over s = 0.5 */
+		const double q0[3] = {1, 1, 1}, q1[3] = {1, 1, 3};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q1, &s, &t), 2, 1e-12);
+		CHECK_NEAR(s, 0.5, 1e-12);
+		CHECK_NEAR(t, 0, 1e-12);
+	}
+	{ /* s clamps to 0, then t to 1: the corner p0 - q1, (0,0,0) to (-1, 0, 2)... */
+		const double q0[3] = {-1, -3, 2}, q1[3] = {-1, 0, 2};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q1, &s, &t), 5, 1e-12);
+		CHECK_NEAR(s, 0, 1e-12);
+		CHECK_NEAR(t, 1, 1e-12);
+	}
+	{ /* parallel, not overlapping: all four ends compete, as in the exact routine */
+		const double q0[3] = {4, 1, 0}, q1[3] = {3, 1, 0};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q1, &s, &t), 2, 1e-12);
+		CHECK_NEAR(s, 1, 1e-12);
+		CHECK_NEAR(t, 1, 1e-12);
+	}
+	{ /* zero-length second segment */
+		const double q0[3] = {1, 2, 0};
+		CHECK_NEAR(seg_bound(p0, p1, q0, q0, &s, &t), 4, 1e-12);
+		CHECK_NEAR(s, 0.5, 1e-12);
+	}
+	int interior = 0, ends = 0;
+	for (int n = 0; n < 2000; n++) {
+		double x[4][3];
+		/* quarter-unit coordinates in [-2, 2]: many touching, parallel and
+		 * end-on-end pairs */
+		for (int k = 0; k < 4; k++)
+			for (int i = 0; i < 3; i++)
+				x[k][i] = rng_int(-8, 8) * 0.25;
+		double s0, t0, s1, t1;
+		double exact = sim_geom_segment_segment(x[0], x[1], x[2], x[3], &s0, &t0);
+		double d2 = seg_bound(x[0], x[1], x[2], x[3], &s1, &t1);
+		double brute = brute_segment_segment(x[0], x[1], x[2], x[3]);
+		CHECK_MSG(d2 <= brute + 1e-9 && d2 >= brute - 1e-6 * (1.0 + brute), "pair %d: %.17g, brute %.17g", n, d2,
+		          brute);
+		CHECK_MSG(fabs(d2 - exact) <= 1e-12 * (1.0 + exact), "pair %d: %.17g, exact %.17g", n, d2, exact);
+		if (s1 > 0 && s1 < 1 && t1 > 0 && t1 < 1) { /* the contact search uses these */
+			CHECK_MSG(d2 == exact && s1 == s0 && t1 == t0, "pair %d: %.17g %.17g %.17g, exact %.17g %.17g %.17g",
+			          n, d2, s1, t1, exact, s0, t0);
+			interior++;
+		} else {
+			ends++;
+		}
+	}
+	/* the draw covers both kinds */
+	CHECK(interior > 100);
+	CHECK(ends > 100);
+}
+
 static void orientation_predicates(void)
 {
 	const double a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {0, 1, 0};
@@ -794,6 +900,7 @@ static const test_case tests[] = {
 	TEST(point_triangle_regions),
 	TEST(point_triangle_degenerate),
 	TEST(segment_segment_cases),
+	TEST(segment_segment_bound_cases),
 	TEST(orientation_predicates),
 	TEST(triangle_triangle_cases),
 	TEST(triangle_triangle_random_vs_distances),

@@ -2166,11 +2166,12 @@ static bool contact_or_defer(sim_collide *c, const stencil *s, bool vertex_face,
 	return false;
 }
 
-/* The largest move since x0_prev of a vertex of one side relative to one of the other
- * (vertices [0, split) are one side): as for relative_reach, two primitives lb apart at
- * x0_prev are at least lb minus this apart at x0, since every point of either is the
- * same convex combination of its vertices in both configurations. */
-static double relative_move(const sim_collide *c, const int idx[4], int split)
+/* The square of the largest move since x0_prev of a vertex of one side relative to one
+ * of the other (vertices [0, split) are one side): as for relative_reach, two
+ * primitives lb apart at x0_prev are at least lb minus this move apart at x0, since
+ * every point of either is the same convex combination of its vertices in both
+ * configurations. */
+static double relative_move2(const sim_collide *c, const int idx[4], int split)
 {
 	double m2 = 0.0;
 	for (int i = 0; i < split; i++) {
@@ -2181,7 +2182,25 @@ static double relative_move(const sim_collide *c, const int idx[4], int split)
 			m2 = q > m2 ? q : m2;
 		}
 	}
-	return sqrt(m2);
+	return m2;
+}
+
+/* Whether the pair's bound lb0 (> thr) less its relative move still beats thr, and then
+ * that bound in *lb: lb0 - sqrt(m2) > thr, rounded as written, but without the root
+ * where m2 alone settles it (most pairs a fold brings here are not cleared).  Rounding
+ * is monotone, so fl(lb0 - fl(sqrt(m2))) <= thr once fl(sqrt(m2)) >= lb0 - thr, which
+ * holds when m2 >= k, k a bound from above of hi^2 with hi a double above lb0 - thr:
+ * the 1e-12 margins exceed every rounding of lb0 - thr, hi and k by far, and hi above
+ * 1e-100 keeps hi^2 clear of underflow.  Anything else takes the root as before. */
+static inline bool moved_together(const sim_collide *c, const int idx[4], int split, double lb0, double thr,
+                                  double *lb)
+{
+	double m2 = relative_move2(c, idx, split);
+	double g = lb0 - thr, hi = g + g * 1e-12, k = hi * hi * (1.0 + 1e-12);
+	if (hi > 1e-100 && m2 >= k)
+		return false;
+	*lb = lb0 - sqrt(m2);
+	return *lb > thr;
 }
 
 /* Candidates per block of the contact search. */
@@ -2248,8 +2267,8 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			const int *t = &tri[3 * tb];
 			if (carry && lb0 > thr) { /* moved far, but maybe together */
 				const int idx[4] = {va, t[0], t[1], t[2]};
-				double lb = lb0 - relative_move(c, idx, 1);
-				if (lb > thr) {
+				double lb;
+				if (moved_together(c, idx, 1, lb0, thr, &lb)) {
 					vf_lb[q] = lb;
 					continue;
 				}
@@ -2301,15 +2320,15 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			const int *ea = edges[ka], *eb = edges[kb];
 			if (carry && lb0 > thr) {
 				const int idx[4] = {ea[0], ea[1], eb[0], eb[1]};
-				double lb = lb0 - relative_move(c, idx, 2);
-				if (lb > thr) {
+				double lb;
+				if (moved_together(c, idx, 2, lb0, thr, &lb)) {
 					ee_lb[q] = lb;
 					continue;
 				}
 			}
 			const double *p0 = xd[ea[0]], *p1 = xd[ea[1]], *q0 = xd[eb[0]], *q1 = xd[eb[1]];
 			double sep = (double)vsep[ea[0]] + (double)vsep[eb[1]], u, v;
-			double d2 = sim_geom_segment_segment(p0, p1, q0, q1, &u, &v);
+			double d2 = sim_geom_segment_segment_bound(p0, p1, q0, q1, &u, &v);
 			double d = sqrt(d2);
 			ee_lb[q] = d;
 			if (!(d2 < sep * sep) || u <= 0.0 || u >= 1.0 || v <= 0.0 || v >= 1.0)

@@ -26,6 +26,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* ---- small vector helpers ------------------------------------------------------------------- */
@@ -47,18 +48,26 @@ static inline double clamp01(double x)
 	return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }
 
-/* Squared distance from p to the segment a + s (b - a), s in [0, 1]. */
-static double point_segment(const double p[3], const double a[3], const double b[3], double *s)
+/* Squared distance from the point a + ap to the segment a + s d, s in [0, 1], given
+ * dd = |d|^2: the callers already have d, dd and often ap for their own tests, and
+ * computed the same way (the same operations in the same order), so passing them
+ * changes no bit of the result. */
+static inline double point_on_segment(const double ap[3], const double d[3], double dd, double *s)
 {
-	double d[3], ap[3];
-	sub3(b, a, d);
-	sub3(p, a, ap);
-	double dd = dot3(d, d);
 	/* A zero-length segment is its first point; any s would do. */
 	double t = dd > 0.0 ? clamp01(dot3(ap, d) / dd) : 0.0;
 	double r[3] = {ap[0] - t * d[0], ap[1] - t * d[1], ap[2] - t * d[2]};
 	*s = t;
 	return dot3(r, r);
+}
+
+/* Squared distance from p to the segment a + s (b - a), s in [0, 1]. */
+static inline double point_segment(const double p[3], const double a[3], const double b[3], double *s)
+{
+	double d[3], ap[3];
+	sub3(b, a, d);
+	sub3(p, a, ap);
+	return point_on_segment(ap, d, dot3(d, d), s);
 }
 
 /* ---- closest distances ---------------------------------------------------------------------- */
@@ -97,7 +106,7 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	/* The projection is outside (or the triangle is flat): for a convex set the
 	 * closest point is then on the boundary, so the three edges decide. */
 	double s_ab, s_bc, s_ca;
-	double d_ab = point_segment(p, a, b, &s_ab);
+	double d_ab = point_on_segment(ap, ab, d00, &s_ab);
 	double d_bc = point_segment(p, b, c, &s_bc);
 	double d_ca = point_segment(p, c, a, &s_ca);
 	if (d_ab <= d_bc && d_ab <= d_ca) {
@@ -118,8 +127,12 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	return d_ca;
 }
 
-double sim_geom_segment_segment(const double p0[3], const double p1[3], const double q0[3],
-                                const double q1[3], double *s_out, double *t_out)
+/* The closest points of two segments.  With one_end (a constant at each call) and no
+ * stationary point in the unit square, only the end whose distance is least in exact
+ * arithmetic is worked out, by clamping (s first, then t, then s again); see
+ * sim_geom_segment_segment_bound. */
+static inline double segment_segment(const double p0[3], const double p1[3], const double q0[3],
+                                     const double q1[3], double *s_out, double *t_out, bool one_end)
 {
 	double d1[3], d2[3], r[3];
 	sub3(p1, p0, d1);
@@ -152,20 +165,74 @@ double sim_geom_segment_segment(const double p0[3], const double p1[3], const do
 	}
 	/* Otherwise the minimum is on the boundary of the unit square: one of the four
 	 * endpoints against the other segment.  This also covers parallel, collinear
-	 * and zero-length segments without special cases. */
-	const double *point[4] = {p0, p1, q0, q1};
-	for (int k = 0; k < 4; k++) {
-		double u;
-		double d = k < 2 ? point_segment(point[k], q0, q1, &u) : point_segment(point[k], p0, p1, &u);
-		if (d < best) {
-			best = d;
-			bs = k < 2 ? (double)k : u;
-			bt = k < 2 ? u : (double)(k - 2);
+	 * and zero-length segments without special cases.  The ends of the first
+	 * segment against the second (p0 - q0 is r), then the ends of the second
+	 * against the first, in this order: ties keep the earlier. */
+	double ap[3], u, d;
+	bool k;
+	if (one_end && best == INFINITY && den > 1e-6 * a * e) {
+		/* The square's least point is on its boundary (the function is convex): clamp
+		 * s of the stationary point, take the best t for it, clamp, and the best s for
+		 * that t.  That lands on the side of the square holding the least point; its
+		 * end (t at 0 or 1, else s at 0 or 1) is then measured the same way as below.
+		 * Only with the lines well apart in angle (the threshold above that trusts the
+		 * interior solve): for nearly parallel ones the stationary point is too
+		 * uncertain to pick a side by, and all four ends compete. */
+		double c = dot3(d1, r), f = dot3(d2, r);
+		double s = clamp01((b * f - c * e) / den);
+		double t = (b * s + f) / e;
+		if (t <= 0.0 || t >= 1.0) {
+			t = t <= 0.0 ? 0.0 : 1.0;
+			sub3(t == 0.0 ? q0 : q1, p0, ap);
+			d = point_on_segment(ap, d1, a, &u);
+			*s_out = u;
+			*t_out = t;
+			return d;
 		}
+		if (s == 0.0 || s == 1.0) {
+			if (s == 0.0)
+				d = point_on_segment(r, d2, e, &u);
+			else {
+				sub3(p1, q0, ap);
+				d = point_on_segment(ap, d2, e, &u);
+			}
+			*s_out = s;
+			*t_out = u;
+			return d;
+		}
+		/* both inside by rounding: all four ends, as below */
 	}
+	/* selects rather than branches: which end wins is as good as random */
+	d = point_on_segment(r, d2, e, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? 0.0 : bs, bt = k ? u : bt;
+	sub3(p1, q0, ap);
+	d = point_on_segment(ap, d2, e, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? 1.0 : bs, bt = k ? u : bt;
+	sub3(q0, p0, ap);
+	d = point_on_segment(ap, d1, a, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? u : bs, bt = k ? 0.0 : bt;
+	sub3(q1, p0, ap);
+	d = point_on_segment(ap, d1, a, &u);
+	k = d < best;
+	best = k ? d : best, bs = k ? u : bs, bt = k ? 1.0 : bt;
 	*s_out = bs;
 	*t_out = bt;
 	return best;
+}
+
+double sim_geom_segment_segment(const double p0[3], const double p1[3], const double q0[3],
+                                const double q1[3], double *s_out, double *t_out)
+{
+	return segment_segment(p0, p1, q0, q1, s_out, t_out, false);
+}
+
+double sim_geom_segment_segment_bound(const double p0[3], const double p1[3], const double q0[3],
+                                      const double q1[3], double *s_out, double *t_out)
+{
+	return segment_segment(p0, p1, q0, q1, s_out, t_out, true);
 }
 
 /* ---- exact predicates ----------------------------------------------------------------------- */

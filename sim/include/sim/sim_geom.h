@@ -37,6 +37,18 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 double sim_geom_segment_segment(const double p0[3], const double p1[3], const double q0[3],
                                 const double q1[3], double *s, double *t);
 
+/* sim_geom_segment_segment for a contact search that needs the closest points only
+ * where they are inside both segments: the same results, bit for bit, where the
+ * segments' lines have their closest points inside both (and wherever a segment has
+ * zero length); otherwise one end of a segment against the other segment, the end
+ * that is closest in exact arithmetic, measured as sim_geom_segment_segment measures
+ * it.  Where two ends are equally close (within rounding) it may report the other
+ * one, so the distance may differ from sim_geom_segment_segment's by the rounding of
+ * a distance (a relative 1e-15 or so), and *s or *t is still 0 or 1.  One end is
+ * measured instead of four. */
+double sim_geom_segment_segment_bound(const double p0[3], const double p1[3], const double q0[3],
+                                      const double q1[3], double *s, double *t);
+
 /* ---- exact predicates ----------------------------------------------------------------------- */
 
 /* Exact sign of (a - d) . ((b - d) x (c - d)): +1, 0 or -1.  Positive when d lies below
