@@ -1239,17 +1239,19 @@ static void forget_results(sim_collide *c, bool keep_bounds)
 {
 	int *vs = c->vf_state.data, *es = c->ee_state.data;
 	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
-	for (int q = 0; q < c->vf.count; q++)
-		vs[q] = -1;
-	for (int q = 0; q < c->ee.count; q++)
-		es[q] = -1;
+	/* -1 is all bytes 0xff; a loop storing through int pointers reloaded the counts at
+	 * every store (they might alias), about 1 % of the pile's time */
+	if (c->vf.count > 0)
+		memset(vs, 0xff, sizeof(int) * (size_t)c->vf.count);
+	if (c->ee.count > 0)
+		memset(es, 0xff, sizeof(int) * (size_t)c->ee.count);
 	if (keep_bounds)
 		return;
 	c->lb_carry = false;
-	for (int q = 0; q < c->vf.count; q++)
-		vl[q] = 0.0;
-	for (int q = 0; q < c->ee.count; q++)
-		el[q] = 0.0;
+	if (c->vf.count > 0) /* 0.0 is all bytes 0 */
+		memset(vl, 0, sizeof(double) * (size_t)c->vf.count);
+	if (c->ee.count > 0)
+		memset(el, 0, sizeof(double) * (size_t)c->ee.count);
 }
 
 /* Gives every new candidate that was an old one its old start-distance bound (the
