@@ -20,4 +20,30 @@ static inline int add_triangle(sim_world *w, const char *name, const float p[9],
 	return obj;
 }
 
+/* An n x n cloth of the given side released hanging above the floor, its top edge at
+ * height top, tilted a little as the pile scene's, so that it folds onto itself; the
+ * pile's material.  NULL when the world cannot be built. */
+static inline sim_world *hanging_pile(sim_integrator integ, int n, float side, float top)
+{
+	sim_world_def def = sim_world_def_default();
+	def.integrator = integ;
+	def.air_damping = 0.1f;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = n;
+	g.size_x = g.size_y = side;
+	g.origin[0] = -0.5f * side, g.origin[1] = top, g.origin[2] = 0.0f;
+	g.axis_u[0] = 1.0f, g.axis_u[1] = 0.0f, g.axis_u[2] = 0.0f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = -0.995f, g.axis_v[2] = 0.0998f;
+	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
+	g.material.friction = 0.4f;
+	g.material.areal_density = 0.4f; /* as the pile: symplectic Euler stays stable at 1 ms */
+	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_grid(w, &g) < 0)
+		sim_world_destroy(&w);
+	return w;
+}
+
 #endif

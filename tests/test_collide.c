@@ -265,30 +265,10 @@ static void test_check_counts(void)
 }
 
 
-/* A 25 x 25 cloth released hanging above the floor, as the pile scene's: it folds onto
+/* A 33 x 33 cloth released hanging above the floor, as the pile scene's: it folds onto
  * itself, so the vertices leave their broad-phase boxes at every step and the candidates
  * are refreshed in place, during the collision sweeps too. */
-static sim_world *folding_cloth(void)
-{
-	sim_world_def def = sim_world_def_default();
-	def.air_damping = 0.1f;
-	sim_world *w = sim_world_create(&def);
-	if (!w)
-		return NULL;
-	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 33;
-	g.size_x = g.size_y = 1.0f;
-	g.origin[0] = -0.5f, g.origin[1] = 1.05f, g.origin[2] = 0.0f;
-	g.axis_u[0] = 1.0f, g.axis_u[1] = 0.0f, g.axis_u[2] = 0.0f;
-	g.axis_v[0] = 0.0f, g.axis_v[1] = -0.995f, g.axis_v[2] = 0.0998f;
-	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
-	g.material.friction = 0.4f;
-	g.material.areal_density = 0.4f;
-	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_grid(w, &g) < 0)
-		sim_world_destroy(&w);
-	return w;
-}
+static sim_world *folding_cloth(void) { return hanging_pile(SIM_SYMPLECTIC, 33, 1.0f, 1.05f); }
 
 /* A candidate as the debug log names it, for sorting and search. */
 typedef struct cand_key {
@@ -424,21 +404,8 @@ static void test_refreshed_bounds_are_lower_bounds(void)
  * contacts test, and most windows did start early. */
 static void test_early_window_misses_nothing(void)
 {
-	sim_world_def def = sim_world_def_default();
-	def.air_damping = 0.1f;
-	sim_world *w = sim_world_create(&def);
+	sim_world *w = hanging_pile(SIM_SYMPLECTIC, 13, 0.4f, 0.45f);
 	REQUIRE(w);
-	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 13;
-	g.size_x = g.size_y = 0.4f;
-	g.origin[0] = -0.2f, g.origin[1] = 0.45f, g.origin[2] = 0.0f;
-	g.axis_u[0] = 1.0f, g.axis_u[1] = 0.0f, g.axis_u[2] = 0.0f;
-	g.axis_v[0] = 0.0f, g.axis_v[1] = -0.995f, g.axis_v[2] = 0.0998f;
-	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
-	g.material.friction = 0.4f;
-	g.material.areal_density = 0.4f;
-	REQUIRE(sim_world_add_obstacle(w, &floor) >= 0 && sim_world_add_grid(w, &g) >= 0);
 	sim_world_set_debug(w, SIM_DEBUG_PAIRS);
 	const int n = sim_world_vertex_count(w), nt = sim_world_object_triangle_count(w, 0);
 	const int *tri = sim_world_object_triangles(w, 0);

@@ -747,28 +747,7 @@ static void test_truncation(void)
 
 /* A 13 x 13 cloth released hanging above the floor, as the pile scene's, folding onto
  * itself: integrator and step given. */
-static sim_world *small_pile(sim_integrator integ)
-{
-	sim_world_def def = sim_world_def_default();
-	def.integrator = integ;
-	def.air_damping = 0.1f;
-	sim_world *w = sim_world_create(&def);
-	if (!w)
-		return NULL;
-	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 13;
-	g.size_x = g.size_y = 0.4f;
-	g.origin[0] = -0.2f, g.origin[1] = 0.45f, g.origin[2] = 0.0f;
-	g.axis_u[0] = 1.0f, g.axis_u[1] = 0.0f, g.axis_u[2] = 0.0f;
-	g.axis_v[0] = 0.0f, g.axis_v[1] = -0.995f, g.axis_v[2] = 0.0998f;
-	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
-	g.material.friction = 0.4f;
-	g.material.areal_density = 0.4f; /* as the pile: symplectic Euler stays stable at 1 ms */
-	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_grid(w, &g) < 0)
-		sim_world_destroy(&w);
-	return w;
-}
+static sim_world *small_pile(sim_integrator integ) { return hanging_pile(integ, 13, 0.4f, 0.45f); }
 
 /* The broad phase misses no contact: while a cloth folds onto itself, every pair of its
  * own primitives that brute force over all of them finds closer than the separation at
