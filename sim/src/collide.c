@@ -190,7 +190,7 @@ struct sim_collide {
 	sim_bvh **trees;
 	int tree_capacity;
 
-	darray tri_box, edge_box; /* fbox: the union of their vertices' boxes, per broad phase */
+	darray tri_box;  /* fbox: the union of its vertices' boxes, per broad phase */
 	darray tri_kin, edge_kin; /* kbox: the same for the kinetic boxes */
 	darray vf, ee;    /* candidate pairs */
 	bool have_candidates; /* vf and ee came from a broad phase over the current topology */
@@ -301,7 +301,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->edges.data, c->edge_owner.data, c->tri_edges.data, c->own_vert_start.data, c->own_vert.data,
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
-	                  c->tri_box.data, c->edge_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
+	                  c->tri_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
@@ -1444,7 +1444,7 @@ static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
 static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, box_task *boxes)
 {
 	int nt = c->tris.count, ne = c->edges.count;
-	if (!reserve(&c->tri_box, sizeof(fbox), nt) || !reserve(&c->edge_box, sizeof(fbox), ne) ||
+	if (!reserve(&c->tri_box, sizeof(fbox), nt) ||
 	    !reserve(&c->tri_kin, sizeof(kbox), nt) || !reserve(&c->edge_kin, sizeof(kbox), ne))
 		return false;
 	new_window(c, h);
