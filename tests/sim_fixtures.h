@@ -20,6 +20,52 @@ static inline int add_triangle(sim_world *w, const char *name, const float p[9],
 	return obj;
 }
 
+/* A pair of the debug log in canonical form: vertex-triangle with the triangle sorted,
+ * edge-edge with each edge and then the two edges sorted, so that pairs compare whatever
+ * order the pipeline keeps its primitives in. */
+typedef struct pair_key {
+	int kind, v[4];
+} pair_key;
+
+static inline void pair_key_sort2(int *a, int *b)
+{
+	if (*a > *b) {
+		int t = *a;
+		*a = *b;
+		*b = t;
+	}
+}
+
+static inline pair_key pair_key_of(int kind, const int v[4])
+{
+	pair_key k = {kind, {v[0], v[1], v[2], v[3]}};
+	if (kind == SIM_PAIR_VERTEX_TRIANGLE) {
+		pair_key_sort2(&k.v[1], &k.v[2]);
+		pair_key_sort2(&k.v[2], &k.v[3]);
+		pair_key_sort2(&k.v[1], &k.v[2]);
+	} else if (kind == SIM_PAIR_EDGE_EDGE) {
+		pair_key_sort2(&k.v[0], &k.v[1]);
+		pair_key_sort2(&k.v[2], &k.v[3]);
+		if (k.v[0] > k.v[2] || (k.v[0] == k.v[2] && k.v[1] > k.v[3])) {
+			int a = k.v[0], b = k.v[1];
+			k.v[0] = k.v[2], k.v[1] = k.v[3], k.v[2] = a, k.v[3] = b;
+		}
+	}
+	return k;
+}
+
+/* For qsort and bsearch: kind first, then the four vertices. */
+static inline int pair_key_cmp(const void *pa, const void *pb)
+{
+	const pair_key *a = pa, *b = pb;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	for (int i = 0; i < 4; i++)
+		if (a->v[i] != b->v[i])
+			return a->v[i] < b->v[i] ? -1 : 1;
+	return 0;
+}
+
 /* An n x n cloth of the given side released hanging above the floor, its top edge at
  * height top, tilted a little as the pile scene's, so that it folds onto itself; the
  * pile's material.  NULL when the world cannot be built. */

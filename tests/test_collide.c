@@ -270,66 +270,25 @@ static void test_check_counts(void)
  * are refreshed in place, during the collision sweeps too. */
 static sim_world *folding_cloth(void) { return hanging_pile(SIM_SYMPLECTIC, 33, 1.0f, 1.05f); }
 
-/* A candidate as the debug log names it, for sorting and search. */
-typedef struct cand_key {
-	int kind, v[4];
-} cand_key;
-
-/* The key of a pair however it is written: a vertex and its triangle's vertices in
- * increasing order, or two edges, each's ends in increasing order, the lower edge
- * first. */
-static cand_key canonical(int kind, const int *v)
-{
-	cand_key k = {kind, {v[0], v[1], v[2], v[3]}};
-	int *a = k.v;
-#define SORT2(i, j)                                                                                  \
-	if (a[i] > a[j]) {                                                                           \
-		int t_ = a[i];                                                                       \
-		a[i] = a[j], a[j] = t_;                                                              \
-	}
-	if (kind == SIM_PAIR_VERTEX_TRIANGLE) {
-		SORT2(1, 2) SORT2(2, 3) SORT2(1, 2)
-	} else {
-		SORT2(0, 1) SORT2(2, 3)
-		if (a[0] > a[2] || (a[0] == a[2] && a[1] > a[3])) {
-			int t0 = a[0], t1 = a[1];
-			a[0] = a[2], a[1] = a[3], a[2] = t0, a[3] = t1;
-		}
-	}
-#undef SORT2
-	return k;
-}
-
-static int cand_key_cmp(const void *pa, const void *pb)
-{
-	const cand_key *a = pa, *b = pb;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	for (int k = 0; k < 4; k++)
-		if (a->v[k] != b->v[k])
-			return a->v[k] < b->v[k] ? -1 : 1;
-	return 0;
-}
-
 /* The log's pairs of one stage, sorted; with `again`, only those recorded more than once
  * (the sweeps' candidates are recorded whole once, then each refresh's additions: a pair
  * recorded twice was dropped by an in-place refresh and found again). */
-static cand_key *stage_keys(const sim_world *w, int stage, bool again, int *count)
+static pair_key *stage_keys(const sim_world *w, int stage, bool again, int *count)
 {
 	const sim_debug_pair *p = NULL;
 	bool truncated = true;
 	int n = sim_world_debug_pairs(w, &p, &truncated), m = 0;
-	cand_key *k = malloc(sizeof(cand_key) * (size_t)(n ? n : 1));
+	pair_key *k = malloc(sizeof(pair_key) * (size_t)(n ? n : 1));
 	if (!k || truncated)
 		return free(k), NULL;
 	for (int i = 0; i < n; i++)
 		if (p[i].stage == stage)
-			k[m++] = canonical(p[i].kind, p[i].v);
-	qsort(k, (size_t)m, sizeof(cand_key), cand_key_cmp);
+			k[m++] = pair_key_of(p[i].kind, p[i].v);
+	qsort(k, (size_t)m, sizeof(pair_key), pair_key_cmp);
 	if (again) {
 		int r = 0;
 		for (int i = 1; i < m; i++)
-			if (cand_key_cmp(&k[i], &k[i - 1]) == 0 && (r == 0 || cand_key_cmp(&k[r - 1], &k[i]) != 0))
+			if (pair_key_cmp(&k[i], &k[i - 1]) == 0 && (r == 0 || pair_key_cmp(&k[r - 1], &k[i]) != 0))
 				k[r++] = k[i];
 		m = r;
 	}
@@ -362,8 +321,8 @@ static void test_refreshed_bounds_are_lower_bounds(void)
 		int nvf = 0, count = sim_collide_debug_candidates(w->collide, v, lb, cap, &nvf);
 		REQUIRE(count <= cap);
 		int nprox = 0, nagain = 0;
-		cand_key *prox = stage_keys(w, SIM_PAIR_BROAD_PROXIMITY, false, &nprox);
-		cand_key *again = stage_keys(w, SIM_PAIR_BROAD_COLLISION, true, &nagain);
+		pair_key *prox = stage_keys(w, SIM_PAIR_BROAD_PROXIMITY, false, &nprox);
+		pair_key *again = stage_keys(w, SIM_PAIR_BROAD_COLLISION, true, &nagain);
 		REQUIRE(prox && again);
 		for (int q = 0; q < count; q++) {
 			if (v[q][0] >= n || v[q][1] >= n || v[q][2] >= n || v[q][3] >= n)
@@ -378,11 +337,11 @@ static void test_refreshed_bounds_are_lower_bounds(void)
 			if (lb[q] > d * (1.0 + 1e-9) + 1e-12 && above++ < 5)
 				printf("step %d: candidate (%d %d %d %d): bound %.9g above the distance %.9g\n", s + 1, v[q][0],
 				       v[q][1], v[q][2], v[q][3], lb[q], d);
-			cand_key key = canonical(q < nvf ? SIM_PAIR_VERTEX_TRIANGLE : SIM_PAIR_EDGE_EDGE, v[q]);
-			if (d > 0.0 && bsearch(&key, prox, (size_t)nprox, sizeof key, cand_key_cmp)) {
+			pair_key key = pair_key_of(q < nvf ? SIM_PAIR_VERTEX_TRIANGLE : SIM_PAIR_EDGE_EDGE, v[q]);
+			if (d > 0.0 && bsearch(&key, prox, (size_t)nprox, sizeof key, pair_key_cmp)) {
 				searched++;
 				unbounded += !(lb[q] > 0.0);
-				refound += bsearch(&key, again, (size_t)nagain, sizeof key, cand_key_cmp) != NULL;
+				refound += bsearch(&key, again, (size_t)nagain, sizeof key, pair_key_cmp) != NULL;
 			}
 		}
 		free(prox), free(again);
@@ -429,7 +388,7 @@ static void test_early_window_misses_nothing(void)
 		memcpy(x, sim_world_positions(w), sizeof(vec4) * (size_t)n);
 		REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
 		int nprox = 0;
-		cand_key *prox = stage_keys(w, SIM_PAIR_BROAD_PROXIMITY, false, &nprox);
+		pair_key *prox = stage_keys(w, SIM_PAIR_BROAD_PROXIMITY, false, &nprox);
 		REQUIRE(prox);
 		double p[4][3];
 		for (int t = 0; t < nt; t++) {
@@ -444,9 +403,9 @@ static void test_early_window_misses_nothing(void)
 				double wts[3];
 				if (sim_geom_point_triangle(p[0], p[1], p[2], p[3], wts) >= lo * lo)
 					continue;
-				cand_key key = canonical(SIM_PAIR_VERTEX_TRIANGLE, idx);
+				pair_key key = pair_key_of(SIM_PAIR_VERTEX_TRIANGLE, idx);
 				close++;
-				missed += !bsearch(&key, prox, (size_t)nprox, sizeof key, cand_key_cmp);
+				missed += !bsearch(&key, prox, (size_t)nprox, sizeof key, pair_key_cmp);
 			}
 		}
 		for (int a = 0; a < ne; a++) {
@@ -461,9 +420,9 @@ static void test_early_window_misses_nothing(void)
 				double u, v;
 				if (sim_geom_segment_segment(p[0], p[1], p[2], p[3], &u, &v) >= lo * lo)
 					continue;
-				cand_key key = canonical(SIM_PAIR_EDGE_EDGE, idx);
+				pair_key key = pair_key_of(SIM_PAIR_EDGE_EDGE, idx);
 				close++;
-				missed += !bsearch(&key, prox, (size_t)nprox, sizeof key, cand_key_cmp);
+				missed += !bsearch(&key, prox, (size_t)nprox, sizeof key, pair_key_cmp);
 			}
 		}
 		free(prox);

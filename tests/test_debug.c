@@ -13,54 +13,9 @@
 
 /* ---- pairs as comparable keys ---------------------------------------------------------------- */
 
-/* A pair in canonical form: vertex-triangle with the triangle sorted, edge-edge with
- * each edge and then the two edges sorted, so that pairs compare whatever order the
- * pipeline keeps its primitives in. */
-typedef struct key {
-	int kind, v[4];
-} key;
-
-static void sort2(int *a, int *b)
-{
-	if (*a > *b) {
-		int t = *a;
-		*a = *b;
-		*b = t;
-	}
-}
-
-static key make_key(int kind, const int v[4])
-{
-	key k = {kind, {v[0], v[1], v[2], v[3]}};
-	if (kind == SIM_PAIR_VERTEX_TRIANGLE) {
-		sort2(&k.v[1], &k.v[2]);
-		sort2(&k.v[2], &k.v[3]);
-		sort2(&k.v[1], &k.v[2]);
-	} else if (kind == SIM_PAIR_EDGE_EDGE) {
-		sort2(&k.v[0], &k.v[1]);
-		sort2(&k.v[2], &k.v[3]);
-		if (k.v[0] > k.v[2] || (k.v[0] == k.v[2] && k.v[1] > k.v[3])) {
-			int a = k.v[0], b = k.v[1];
-			k.v[0] = k.v[2], k.v[1] = k.v[3], k.v[2] = a, k.v[3] = b;
-		}
-	}
-	return k;
-}
-
-static int key_cmp(const void *pa, const void *pb)
-{
-	const key *a = pa, *b = pb;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	for (int i = 0; i < 4; i++)
-		if (a->v[i] != b->v[i])
-			return a->v[i] < b->v[i] ? -1 : 1;
-	return 0;
-}
-
 /* The recorded pairs of one stage, canonical, sorted and without repeats. */
 typedef struct keyset {
-	key *k;
+	pair_key *k;
 	int n;
 } keyset;
 
@@ -68,20 +23,20 @@ static keyset stage_set(const sim_world *w, int stage)
 {
 	const sim_debug_pair *p = NULL;
 	int n = sim_world_debug_pairs(w, &p, NULL);
-	keyset s = {malloc(sizeof(key) * (size_t)(n > 0 ? n : 1)), 0};
+	keyset s = {malloc(sizeof(pair_key) * (size_t)(n > 0 ? n : 1)), 0};
 	for (int i = 0; i < n; i++)
 		if (p[i].stage == stage)
-			s.k[s.n++] = make_key(p[i].kind, p[i].v);
-	qsort(s.k, (size_t)s.n, sizeof(key), key_cmp);
+			s.k[s.n++] = pair_key_of(p[i].kind, p[i].v);
+	qsort(s.k, (size_t)s.n, sizeof(pair_key), pair_key_cmp);
 	int m = 0;
 	for (int i = 0; i < s.n; i++)
-		if (m == 0 || key_cmp(&s.k[m - 1], &s.k[i]) != 0)
+		if (m == 0 || pair_key_cmp(&s.k[m - 1], &s.k[i]) != 0)
 			s.k[m++] = s.k[i];
 	s.n = m;
 	return s;
 }
 
-static bool contains(const keyset *s, const key *k) { return bsearch(k, s->k, (size_t)s->n, sizeof(key), key_cmp) != NULL; }
+static bool contains(const keyset *s, const pair_key *k) { return bsearch(k, s->k, (size_t)s->n, sizeof(pair_key), pair_key_cmp) != NULL; }
 
 static bool subset(const keyset *a, const keyset *b)
 {
@@ -287,7 +242,7 @@ static int unique_edges(const int *tris, int nt, int *edges, int cap)
 	for (int t = 0; t < nt; t++)
 		for (int j = 0; j < 3; j++) {
 			int a = tris[3 * t + j], b = tris[3 * t + (j + 1) % 3];
-			sort2(&a, &b);
+			pair_key_sort2(&a, &b);
 			bool seen = false;
 			for (int e = 0; e < ne && !seen; e++)
 				seen = edges[2 * e] == a && edges[2 * e + 1] == b;
@@ -302,11 +257,11 @@ static int unique_edges(const int *tris, int nt, int *edges, int cap)
 	return ne;
 }
 
-static void push_key(keyset *s, key k)
+static void push_key(keyset *s, pair_key k)
 {
 	/* capacity: 64, then doubling (the set starts with room for 64) */
 	if (s->n >= 64 && (s->n & (s->n - 1)) == 0) {
-		key *g = realloc(s->k, sizeof(key) * 2 * (size_t)s->n);
+		pair_key *g = realloc(s->k, sizeof(pair_key) * 2 * (size_t)s->n);
 		if (!g)
 			abort(); /* out of memory in a test */
 		s->k = g;
@@ -321,7 +276,7 @@ static void push_key(keyset *s, key k)
 static keyset close_pairs(const vec4 *x, int n, const int *tris, int nt, const int *edges, int ne, double sep,
                           bool interior, int *vertex_face)
 {
-	keyset want = {malloc(sizeof(key) * 64), 0};
+	keyset want = {malloc(sizeof(pair_key) * 64), 0};
 	if (!want.k)
 		abort(); /* out of memory in a test */
 	for (int v = 0; v < n; v++)
@@ -333,7 +288,7 @@ static keyset close_pairs(const vec4 *x, int n, const int *tris, int nt, const i
 			to_d(x[v], p), to_d(x[q[0]], a), to_d(x[q[1]], b), to_d(x[q[2]], c);
 			closest_on_triangle(p, a, b, c, cl);
 			if (dist2(p, cl) < sep * sep)
-				push_key(&want, make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]}));
+				push_key(&want, pair_key_of(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, q[0], q[1], q[2]}));
 		}
 	if (vertex_face)
 		*vertex_face = want.n;
@@ -346,9 +301,9 @@ static keyset close_pairs(const vec4 *x, int n, const int *tris, int nt, const i
 			to_d(x[a[0]], p0), to_d(x[a[1]], p1), to_d(x[b[0]], q0), to_d(x[b[1]], q1);
 			double d2 = segment_segment(p0, p1, q0, q1, &u, &t);
 			if (d2 < sep * sep && (!interior || (u > 0 && u < 1 && t > 0 && t < 1)))
-				push_key(&want, make_key(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]}));
+				push_key(&want, pair_key_of(SIM_PAIR_EDGE_EDGE, (int[4]){a[0], a[1], b[0], b[1]}));
 		}
-	qsort(want.k, (size_t)want.n, sizeof(key), key_cmp);
+	qsort(want.k, (size_t)want.n, sizeof(pair_key), pair_key_cmp);
 	return want;
 }
 
@@ -414,10 +369,10 @@ static void test_collision_pairs_exact(void)
 	sim_world_set_debug(w, SIM_DEBUG_PAIRS | SIM_DEBUG_PREDICTED);
 	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
 	keyset got = stage_set(w, SIM_PAIR_COLLISION), broad = stage_set(w, SIM_PAIR_BROAD_COLLISION);
-	keyset want = {malloc(sizeof(key) * 3), 0};
+	keyset want = {malloc(sizeof(pair_key) * 3), 0};
 	for (int v = 3; v < 6; v++)
-		want.k[want.n++] = make_key(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, 0, 1, 2});
-	qsort(want.k, 3, sizeof(key), key_cmp);
+		want.k[want.n++] = pair_key_of(SIM_PAIR_VERTEX_TRIANGLE, (int[4]){v, 0, 1, 2});
+	qsort(want.k, 3, sizeof(pair_key), pair_key_cmp);
 	CHECK(same(&got, &want));
 	if (!same(&got, &want))
 		print_set("recorded", &got);
@@ -789,7 +744,7 @@ static void broad_misses_nothing(sim_integrator integ, float dt, int steps)
 				got.k[own++] = got.k[i];
 		}
 		got.n = own;
-		qsort(got.k, (size_t)got.n, sizeof(key), key_cmp);
+		qsort(got.k, (size_t)got.n, sizeof(pair_key), pair_key_cmp);
 		keyset want = close_pairs(x, n, tris, nt, edges, ne, lo, false, NULL);
 		int found = want.n;
 		for (int i = 0; i < want.n; i++)
