@@ -565,14 +565,14 @@ static void run_product_row(const float *restrict wx, const float *restrict wy, 
 }
 
 SIM_VECTOR_CLONES
-static void row_add(float *restrict dst, const float *restrict src, int count)
+void sim_plane_add(float *restrict dst, const float *restrict src, int count)
 {
 	for (int i = 0; i < count; i++)
 		dst[i] += src[i];
 }
 
 SIM_VECTOR_CLONES
-static void row_sub(float *restrict dst, const float *restrict src, int count)
+void sim_plane_sub(float *restrict dst, const float *restrict src, int count)
 {
 	for (int i = 0; i < count; i++)
 		dst[i] -= src[i];
@@ -939,9 +939,9 @@ static void job_gather(const solve_job *j, int lo, int hi, bool invert)
 			               wb + W_Y * ss, wb + W_Z * ss, wb + W_BETA * ss, v1 - v0);
 			for (int p = 0; p < 3; p++) {
 				if (side)
-					row_sub(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
+					sim_plane_sub(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
 				else
-					row_add(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
+					sim_plane_add(r + p * st + v0, wb + (G_X + p) * ss, v1 - v0);
 			}
 		}
 	}
@@ -1248,7 +1248,7 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			break;
 		case PH_ADD:
 			for (int c = 0; c < 3; c++)
-				row_add(im->dv + c * st + lo, im->c + c * st + lo, hi - lo);
+				sim_plane_add(im->dv + c * st + lo, im->c + c * st + lo, hi - lo);
 			break;
 		case PH_FINISH:
 			job_finish(j, lo, hi, &im->flags[b]);

@@ -500,20 +500,6 @@ static void edge_terms(const float *restrict e, const float *restrict x, float *
 	}
 }
 
-SIM_VECTOR_CLONES
-static void plane_add(float *restrict q, const float *restrict u, int n)
-{
-	for (int i = 0; i < n; i++)
-		q[i] += u[i];
-}
-
-SIM_VECTOR_CLONES
-static void plane_sub(float *restrict q, const float *restrict u, int n)
-{
-	for (int i = 0; i < n; i++)
-		q[i] -= u[i];
-}
-
 /* t -= the edges' part of A x, t holding b - D x. */
 static void edges_residual(ml_level *L, const float *x, float *t)
 {
@@ -525,9 +511,9 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 		 * doing both scatters measured twice as slow) */
 		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st);
 		for (int c = 0; c < 3; c++) {
-			plane_sub(t + c * st, u + c * st, n);
+			sim_plane_sub(t + c * st, u + c * st, n);
 			if (off < n)
-				plane_add(t + c * st + off, u + c * st, n - off);
+				sim_plane_add(t + c * st + off, u + c * st, n - off);
 		}
 	}
 }
@@ -694,9 +680,9 @@ static void block_gather(ml_level *L, float *t, int lo, int hi)
 		const float *u = L->mem + (L_V + 3 * f) * st;
 		const int a = lo > off ? lo : off;
 		for (int c = 0; c < 3; c++) {
-			plane_sub(t + c * st + lo, u + c * st + lo, hi - lo);
+			sim_plane_sub(t + c * st + lo, u + c * st + lo, hi - lo);
 			if (off < n && a < hi)
-				plane_add(t + c * st + a, u + c * st + a - off, hi - a);
+				sim_plane_add(t + c * st + a, u + c * st + a - off, hi - a);
 		}
 	}
 }

@@ -26,6 +26,11 @@
 #define SIM_VECTOR_CLONES
 #endif
 
+/* dst[i] += src[i] and dst[i] -= src[i] over one plane of floats (implicit.c): the
+ * implicit solve and its multilevel preconditioner add and subtract planes alike. */
+void sim_plane_add(float *restrict dst, const float *restrict src, int count);
+void sim_plane_sub(float *restrict dst, const float *restrict src, int count);
+
 /* Per-vertex constraint flags.  Any of them makes the vertex kinematic for the step:
  * inverse mass 0 and a velocity fixed by the constraint. */
 enum {
