@@ -139,9 +139,6 @@ struct sim_collide {
 	vec4 *vbar;      /* mean velocity over the substep */
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
 	vec4 *vbar_pre;  /* vbar before the last obstacle pass, to see which vertices it moved */
-	vec4 *vbar_obst; /* vbar after the substep's last obstacle pass */
-	unsigned char *obst_clean; /* that pass left this vertex alone (and it is free) */
-	unsigned char *obst_skip;  /* the current pass skips this vertex (obstacle_block) */
 	float *held_w;   /* the inverse mass of a vertex held by hold_obstacle_moves (else 0) */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
@@ -236,8 +233,6 @@ struct sim_collide {
 	darray jobs, job_scratch, job_trees;
 	darray hits, hits_sorted, hit_start; /* the in-place refresh's triangle pairs (dirty_pairs) */
 	darray pre; /* CCD pre-pass: a mark per candidate (vertex-face, then edge-edge), PRE_HIT or PRE_ROOTS */
-	darray roots; /* int: the candidates whose root finding the pre-pass runs in parallel */
-	darray seen;  /* unsigned char per vertex, all 0 between sweeps: in a candidate needing roots */
 	/* The serial sweep's view of the triangles and edges (triangle t, then edge e as
 	 * nt + e): the largest stamp of each one's vertices, and at least their largest
 	 * displacement, so that a candidate's staleness and start-bound test read two records
@@ -247,6 +242,14 @@ struct sim_collide {
 	darray prim_stamp, prim_disp, vprim_start, vprim_items;
 	int prim_nv, prim_nt, prim_ne;
 	bool prim_valid; /* prim_stamp and prim_disp hold for the current stamps and disps */
+	/* the CCD pre-pass's root finding (pick_roots): the candidates it runs in parallel,
+	 * and a mark per vertex (all 0 between sweeps) for those in a candidate needing it */
+	darray roots, seen;
+	/* the obstacle passes after the first of a substep (obstacle_block): each vertex's
+	 * vbar after the last pass, whether that pass left it alone (and it was free), and
+	 * whether the current pass skips it */
+	vec4 *vbar_obst;
+	unsigned char *obst_clean, *obst_skip;
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -2516,15 +2519,28 @@ static bool separated(const double x0[4][3], const double x1[4][3], int split)
 	return len > 0.0 && separated_along(x0, x1, split, a, thr * len);
 }
 
-/* Tests one candidate over the substep; on an approaching hit fills the stencil and
- * the contact normal (from the second side to the first) at the time of impact. */
-/* detect's tests before the root finder, on the pair's vertices idx with their positions
- * at both ends written to x0 and x1: false when they clear the pair. */
-static bool may_hit(const sim_collide *c, bool vertex_face, const int idx[4], float h, double x0[4][3],
-                    double x1[4][3])
+static inline void pair_vertices(const sim_collide *c, bool vertex_face, const pair *p, int idx[4])
 {
+	if (vertex_face) {
+		const int *t = &((const int *)c->tris.data)[3 * p->b];
+		idx[0] = p->a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+	} else {
+		const int(*e)[2] = c->edges.data;
+		idx[0] = e[p->a][0], idx[1] = e[p->a][1], idx[2] = e[p->b][0], idx[3] = e[p->b][1];
+	}
+}
+
+/* Tests one candidate over the substep; on an approaching hit fills the stencil and
+ * the contact normal (from the second side to the first) at the time of impact.  Without
+ * roots it stops before the root finder: true then means only that the cheaper tests
+ * could not clear the pair. */
+static bool detect(const sim_collide *c, bool vertex_face, const pair *p, float h, bool roots, stencil *s, double n[3])
+{
+	int idx[4];
+	pair_vertices(c, vertex_face, p, idx);
 	if (c->x0[idx[0]][3] + c->x0[idx[1]][3] + c->x0[idx[2]][3] + c->x0[idx[3]][3] == 0.0f)
 		return false; /* nothing here can move */
+	double x0[4][3], x1[4][3];
 	pair_positions(c, idx, h, x0, x1);
 	if (separated(x0, x1, vertex_face ? 1 : 2))
 		return false;
@@ -2550,27 +2566,10 @@ static bool may_hit(const sim_collide *c, bool vertex_face, const int idx[4], fl
 			M = m > M ? m : M;
 		}
 	}
-	return !(0.5 * (d0 + d1 - M) > 2.0 * CCD_GAP);
-}
-
-static void pair_vertices(const sim_collide *c, bool vertex_face, const pair *p, int idx[4])
-{
-	if (vertex_face) {
-		const int *t = &((const int *)c->tris.data)[3 * p->b];
-		idx[0] = p->a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
-	} else {
-		const int(*e)[2] = c->edges.data;
-		idx[0] = e[p->a][0], idx[1] = e[p->a][1], idx[2] = e[p->b][0], idx[3] = e[p->b][1];
-	}
-}
-
-static bool detect(const sim_collide *c, bool vertex_face, const pair *p, float h, stencil *s, double n[3])
-{
-	int idx[4];
-	pair_vertices(c, vertex_face, p, idx);
-	double x0[4][3], x1[4][3];
-	if (!may_hit(c, vertex_face, idx, h, x0, x1))
+	if (0.5 * (d0 + d1 - M) > 2.0 * CCD_GAP)
 		return false;
+	if (!roots)
+		return true; /* only the root finder can tell */
 	sim_ccd_hit hit;
 	bool found = vertex_face ? sim_ccd_vertex_face(x0, x1, CCD_GAP, &hit) : sim_ccd_edge_edge(x0, x1, CCD_GAP, &hit);
 	if (!found)
@@ -2722,7 +2721,7 @@ static bool sweep_pair(sim_collide *c, bool vertex_face, const pair *p, const in
 	}
 	stencil s;
 	double n[3];
-	if (!detect(c, vertex_face, p, h, &s, n)) {
+	if (!detect(c, vertex_face, p, h, true, &s, n)) {
 		*state = c->clock;
 		return false;
 	}
@@ -2984,8 +2983,9 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 		if (quick == 1)
 			continue;
 		bool far = quick == 2 || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP;
-		double x0[4][3], x1[4][3];
-		if (!far && may_hit(c, vertex_face, idx, pt->h, x0, x1))
+		stencil s;
+		double n[3];
+		if (!far && detect(c, vertex_face, vertex_face ? &vf[q] : &ee[q], pt->h, false, &s, n))
 			pre[k] = PRE_ROOTS;
 		else
 			*state = pt->clock0;
@@ -3008,7 +3008,7 @@ static void roots_range(int start, int end, int worker, void *ctx)
 		const pair *p = vertex_face ? &((const pair *)c->vf.data)[k] : &((const pair *)c->ee.data)[k - nvf];
 		stencil s;
 		double n[3];
-		if (detect(c, vertex_face, p, pt->h, &s, n)) {
+		if (detect(c, vertex_face, p, pt->h, true, &s, n)) {
 			pre[k] = PRE_HIT;
 		} else {
 			pre[k] = 0;
