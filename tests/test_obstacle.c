@@ -281,6 +281,31 @@ static void test_sphere(void)
 	vec3 n;
 	CHECK_NEAR(dist_at(&o, 1.0f, 2.0f, 3.0f, n), -0.5, 1e-7);
 	CHECK_NEAR(glm_vec3_norm(n), 1.0, 1e-6);
+	/* the distance alone (the obstacle pass's early test) is the full routine's value bit
+	 * for bit with the identity frame, also on the centre's own coordinate planes (signed
+	 * zeros); a turned frame only rounds differently, by far less than a micrometre */
+	double id[3][3], turned[3][3];
+	versor q0 = GLM_QUAT_IDENTITY_INIT, q1;
+	sim_obstacle_frame(q0, id);
+	glm_quatv(q1, 0.7f, (vec3){0.3f, 0.9f, -0.2f});
+	glm_quat_normalize(q1);
+	sim_obstacle_frame(q1, turned);
+	unsigned seed = 12345u;
+	int same = 0, close = 0;
+	for (int k = 0; k < 1000; k++) {
+		vec3 p;
+		for (int j = 0; j < 3; j++) {
+			seed = seed * 1664525u + 1013904223u;
+			p[j] = d.position[j] + (k % 4 == j ? 0.0f : (float)((seed >> 8) & 0xffff) / 16384.0f - 2.0f);
+		}
+		float fast = sim_obstacle_sphere_distance(&o, d.position, p);
+		float full = sim_obstacle_distance_in(&o, d.position, (const double(*)[3])id, p, n);
+		float rot = sim_obstacle_distance_in(&o, d.position, (const double(*)[3])turned, p, n);
+		same += memcmp(&fast, &full, sizeof fast) == 0;
+		close += fabsf(fast - rot) <= 1e-6f;
+	}
+	CHECK_MSG(same == 1000, "%d of 1000 distances differ from the full routine's", 1000 - same);
+	CHECK(close == 1000);
 	sim_obstacle_fini(&o);
 }
 

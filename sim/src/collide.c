@@ -3298,6 +3298,7 @@ typedef struct obstacle_motion {
 	double m0[3][3], m1[3][3]; /* the rotations at the start and the end */
 	float h;
 	bool still;       /* no velocity, no spin: every pose of the substep is the start's */
+	bool plain_sphere; /* a sphere whose frames at both ends are exactly the identity */
 	bool no_spin;     /* no spin: relative to the obstacle, a linear path stays linear */
 } obstacle_motion;
 
@@ -3373,9 +3374,14 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 	glm_vec3_copy(c->x0[i], a);
 	for (int j = 0; j < 3; j++)
 		b[j] = c->x0[i][j] + h * c->vbar[i][j];
+	float travel = glm_vec3_distance(a, b) + glm_vec3_distance((float *)p0, (float *)p1);
+	/* most of a cloth is far from a ball: that needs only the distances, not the normals
+	 * and rotations (the same values, so the same decision) */
+	if (om->plain_sphere && sim_obstacle_sphere_distance(ob, p0, a) > sep + travel &&
+	    sim_obstacle_sphere_distance(ob, p1, b) > sep)
+		return 0;
 	float d0 = sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
 	float d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
-	float travel = glm_vec3_distance(a, b) + glm_vec3_distance((float *)p0, (float *)p1);
 	if (d0 > sep + travel && d1 > sep)
 		return 0; /* cannot have come near: distance is 1-Lipschitz */
 	if (c->log)
@@ -3579,6 +3585,9 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again
 		sim_obstacle_pose_at(ob, h, om.p1, om.q1);
 		sim_obstacle_frame(om.q0, om.m0);
 		sim_obstacle_frame(om.q1, om.m1);
+		static const double identity[3][3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+		om.plain_sphere = ob->def.shape == SIM_SHAPE_SPHERE && memcmp(om.m0, identity, sizeof identity) == 0 &&
+		                  memcmp(om.m1, identity, sizeof identity) == 0;
 		/* the debug log records every vertex that comes near, so it skips none */
 		obstacle_task task = {c, &om, w->n, k == first_k, k == last_k, again && !c->log, counts};
 		if (c->log || !counts) {

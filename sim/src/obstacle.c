@@ -590,6 +590,14 @@ float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const
 	return (float)dist;
 }
 
+float sim_obstacle_sphere_distance(const sim_obstacle *o, const vec3 position, const vec3 p)
+{
+	double d[3];
+	for (int k = 0; k < 3; k++)
+		d[k] = (double)p[k] - (double)position[k];
+	return (float)(len3d(d) - o->def.radius);
+}
+
 /* ---- world API ------------------------------------------------------------------------------ */
 
 static sim_obstacle *obstacle_at(const sim_world *w, int obstacle)

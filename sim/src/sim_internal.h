@@ -280,6 +280,10 @@ float sim_obstacle_distance(const sim_obstacle *o, const vec3 position, const ve
 void sim_obstacle_frame(const versor orientation, double out_rotation[3][3]);
 float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const double rotation[3][3], const vec3 p,
                                vec3 out_normal);
+/* A sphere's signed distance to p alone: sim_obstacle_distance_in's value, bit for bit,
+ * when the rotation is exactly the identity (a rotation only adds rounding to a sphere's
+ * distance, and the identity adds none). */
+float sim_obstacle_sphere_distance(const sim_obstacle *o, const vec3 position, const vec3 p);
 /* Velocity of the obstacle's material point at p (linear + angular x (p - position)). */
 void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out);
 
