@@ -230,32 +230,91 @@ static void test_rests_at_thickness(void)
 
 /* Coulomb friction on a tilted plane: with mu above tan(slope) a sheet placed on it stays,
  * below it slides. */
-static double slide(float mu, float slope)
+/* A small sheet placed on a slope of `slope` radians through the origin, downhill -x:
+ * the tilted plane, or a ball of 10 m whose surface passes there at that slope (its
+ * exact-distance path rather than the plane's triangles).  Cloth and obstacle have
+ * friction mu; pair_mu >= 0 sets the pair's own coefficient.  Returns how far the
+ * sheet's centre went downhill in 1 s. */
+static double slide_on(sim_shape shape, float mu, float slope, float pair_mu)
 {
 	sim_world_def def = sim_world_def_default();
 	sim_world *w = sim_world_create(&def);
 	if (!w)
 		return NAN;
-	sim_obstacle_def plane = sim_obstacle_def_default(SIM_SHAPE_PLANE);
-	plane.friction = mu;
-	glm_quatv(plane.orientation, slope, (vec3){0.0f, 0.0f, 1.0f}); /* tilted about z: downhill is -x */
-	sim_world_add_obstacle(w, &plane);
+	float c = cosf(slope), s = sinf(slope);
+	sim_obstacle_def ob = sim_obstacle_def_default(shape);
+	ob.friction = mu;
+	if (shape == SIM_SHAPE_SPHERE) {
+		ob.radius = 10.0f;
+		ob.position[0] = 10.0f * s, ob.position[1] = -10.0f * c;
+	} else {
+		glm_quatv(ob.orientation, slope, (vec3){0.0f, 0.0f, 1.0f}); /* tilted about z */
+	}
+	sim_world_add_obstacle(w, &ob);
 	sim_grid_def g = sim_grid_def_default();
 	g.nx = g.ny = 5;
 	g.size_x = g.size_y = 0.2f;
-	float c = cosf(slope), s = sinf(slope);
 	g.axis_u[0] = c, g.axis_u[1] = s, g.axis_u[2] = 0.0f;
 	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
-	/* on the plane, lifted by the half thickness along its normal (-s, c, 0) */
+	/* on the slope, lifted by the half thickness along its normal (-s, c, 0) */
 	g.origin[0] = -0.1f * c - 0.0015f * s, g.origin[1] = -0.1f * s + 0.0015f * c, g.origin[2] = -0.1f;
 	g.material.friction = mu;
 	g.material.stiffness[0] = 50.0f, g.material.stiffness[1] = 20.0f, g.material.stiffness[2] = 1.0f;
 	sim_world_add_grid(w, &g);
+	if (pair_mu >= 0.0f &&
+	    sim_world_set_pair_friction(w, (sim_body){false, 0}, (sim_body){true, 0}, pair_mu) != SIM_OK) {
+		sim_world_destroy(&w);
+		return NAN;
+	}
 	double x0 = sim_world_positions(w)[12][0];
 	for (int i = 0; i < 1000; i++)
 		if (sim_world_step(w, 1e-3f) != SIM_OK)
 			break;
 	double moved = x0 - sim_world_positions(w)[12][0];
+	sim_world_destroy(&w);
+	return moved;
+}
+
+static double slide(float mu, float slope) { return slide_on(SIM_SHAPE_PLANE, mu, slope, -1.0f); }
+
+/* The same sheet on a larger pinned sheet lying on the slope (cloth on cloth, both of
+ * friction mu, 3 mm apart: their two half thicknesses); pair_mu >= 0 sets the two cloth
+ * objects' own coefficient. */
+static double slide_on_cloth(float mu, float slope, float pair_mu)
+{
+	sim_world_def def = sim_world_def_default();
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NAN;
+	float c = cosf(slope), s = sinf(slope);
+	sim_grid_def g = sim_grid_def_default();
+	g.axis_u[0] = c, g.axis_u[1] = s, g.axis_u[2] = 0.0f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.friction = mu;
+	g.material.stiffness[0] = 50.0f, g.material.stiffness[1] = 20.0f, g.material.stiffness[2] = 1.0f;
+	sim_grid_def base = g;
+	base.nx = base.ny = 9;
+	base.size_x = base.size_y = 2.0f;
+	base.origin[0] = -1.0f * c, base.origin[1] = -1.0f * s, base.origin[2] = -1.0f;
+	g.nx = g.ny = 5;
+	g.size_x = g.size_y = 0.2f;
+	g.origin[0] = -0.1f * c - 0.003f * s, g.origin[1] = -0.1f * s + 0.003f * c, g.origin[2] = -0.1f;
+	if (sim_world_add_grid(w, &base) != 0 || sim_world_add_grid(w, &g) != 1) {
+		sim_world_destroy(&w);
+		return NAN;
+	}
+	for (int i = 0; i < 81; i++)
+		sim_world_pin(w, i, true);
+	if (pair_mu >= 0.0f &&
+	    sim_world_set_pair_friction(w, (sim_body){false, 1}, (sim_body){false, 0}, pair_mu) != SIM_OK) {
+		sim_world_destroy(&w);
+		return NAN;
+	}
+	double x0 = sim_world_positions(w)[81 + 12][0];
+	for (int i = 0; i < 1000; i++)
+		if (sim_world_step(w, 1e-3f) != SIM_OK)
+			break;
+	double moved = x0 - sim_world_positions(w)[81 + 12][0];
 	sim_world_destroy(&w);
 	return moved;
 }
@@ -267,6 +326,59 @@ static void test_friction(void)
 	CHECK_MSG(fabs(stick) < 0.005, "mu 0.6 on a 0.31 slope moved %.4f m", stick);
 	/* mu 0.1: a = g (sin - mu cos) = 1.96 m/s^2, 0.98 m in 1 s without drag */
 	CHECK_MSG(slip > 0.5, "mu 0.1 slid only %.4f m", slip);
+}
+
+/* A pair's own coefficient wins over the two bodies' (whose geometric mean is then
+ * theirs): on the plane (contacts with its triangles), on a ball (the exact-distance
+ * pass) and on a pinned cloth, a slippery cloth on a slippery slope sticks with a pair coefficient of 0.9, and
+ * a rough pair slides with 0.05 (a = g (sin - 0.05 cos) = 2.4 m/s^2). */
+static void test_pair_friction(void)
+{
+	float slope = 0.3f;
+	const sim_shape shapes[2] = {SIM_SHAPE_PLANE, SIM_SHAPE_SPHERE};
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "ball" : "plane";
+		double slip = slide_on(shapes[k], 0.1f, slope, -1.0f), held = slide_on(shapes[k], 0.1f, slope, 0.9f);
+		double stick = slide_on(shapes[k], 0.9f, slope, -1.0f), freed = slide_on(shapes[k], 0.9f, slope, 0.05f);
+		CHECK_MSG(slip > 0.5, "%s, mu 0.1: slid only %.4f m", name, slip);
+		CHECK_MSG(fabs(held) < 0.005, "%s, mu 0.1 with the pair at 0.9: moved %.4f m", name, held);
+		CHECK_MSG(fabs(stick) < 0.005, "%s, mu 0.9: moved %.4f m", name, stick);
+		CHECK_MSG(freed > 0.5, "%s, mu 0.9 with the pair at 0.05: slid only %.4f m", name, freed);
+	}
+	double slip = slide_on_cloth(0.1f, slope, -1.0f), held = slide_on_cloth(0.1f, slope, 0.9f);
+	double stick = slide_on_cloth(0.9f, slope, -1.0f), freed = slide_on_cloth(0.9f, slope, 0.05f);
+	CHECK_MSG(slip > 0.5, "cloth, mu 0.1: slid only %.4f m", slip);
+	CHECK_MSG(fabs(held) < 0.005, "cloth, mu 0.1 with the pair at 0.9: moved %.4f m", held);
+	CHECK_MSG(fabs(stick) < 0.005, "cloth, mu 0.9: moved %.4f m", stick);
+	CHECK_MSG(freed > 0.5, "cloth, mu 0.9 with the pair at 0.05: slid only %.4f m", freed);
+	/* the table itself */
+	sim_world_def def = sim_world_def_default();
+	sim_world *w = sim_world_create(&def);
+	REQUIRE(w);
+	sim_obstacle_def ob = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	ob.friction = 0.4f;
+	REQUIRE(sim_world_add_obstacle(w, &ob) == 0);
+	REQUIRE(sim_world_add_obstacle(w, &ob) == 1);
+	sim_grid_def g = sim_grid_def_default();
+	g.material.friction = 0.9f;
+	REQUIRE(sim_world_add_grid(w, &g) == 0);
+	const sim_body cloth = {false, 0}, ball = {true, 0}, other = {true, 1};
+	CHECK_NEAR(sim_world_pair_friction(w, cloth, ball), 0.6, 1e-6); /* sqrt(0.9 * 0.4) */
+	CHECK_NEAR(sim_world_pair_friction(w, cloth, cloth), 0.9, 1e-6);
+	CHECK(sim_world_set_pair_friction(w, ball, cloth, 0.25f) == SIM_OK);
+	CHECK(sim_world_pair_friction(w, cloth, ball) == 0.25f); /* either order */
+	CHECK(sim_world_set_pair_friction(w, cloth, cloth, 0.7f) == SIM_OK);
+	CHECK(sim_world_pair_friction(w, cloth, cloth) == 0.7f);
+	CHECK_NEAR(sim_world_pair_friction(w, cloth, other), 0.6, 1e-6); /* untouched */
+	CHECK(sim_world_set_pair_friction(w, cloth, ball, -1.0f) == SIM_OK); /* removed */
+	CHECK_NEAR(sim_world_pair_friction(w, cloth, ball), 0.6, 1e-6);
+	CHECK(sim_world_set_pair_friction(w, ball, other, 0.5f) == SIM_ERROR_INVALID);
+	CHECK(sim_world_set_pair_friction(w, cloth, (sim_body){true, 2}, 0.5f) == SIM_ERROR_INVALID);
+	CHECK(sim_world_set_pair_friction(w, (sim_body){false, 1}, ball, 0.5f) == SIM_ERROR_INVALID);
+	CHECK(sim_world_set_pair_friction(w, cloth, ball, NAN) == SIM_ERROR_INVALID);
+	CHECK(sim_world_set_pair_friction(w, cloth, ball, INFINITY) == SIM_ERROR_INVALID);
+	CHECK(isnan(sim_world_pair_friction(w, ball, other)));
+	sim_world_destroy(&w);
 }
 
 /* The pinned wall keeps its place while the dart lands on it and pushes. */
@@ -488,6 +600,7 @@ static const test_case tests[] = {
 	TEST(test_rests_at_thickness),
 	TEST(test_struck_vertex_kept_off_ball),
 	TEST(test_friction),
+	TEST(test_pair_friction),
 	TEST(test_kinematic_vertices_unmoved),
 	TEST(test_check_counts),
 	TEST(test_refreshed_bounds_are_lower_bounds),

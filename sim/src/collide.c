@@ -250,6 +250,13 @@ struct sim_collide {
 	 * whether the current pass skips it */
 	vec4 *vbar_obst;
 	unsigned char *obst_clean, *obst_skip;
+	/* the world's pair friction (sim_world_set_pair_friction), when it has entries: each
+	 * collision vertex's body (cloth objects, then obstacles), and per pair of bodies its
+	 * coefficient (NaN: none, the geometric mean), for the revision and counts in body_* */
+	bool pair_mu;
+	darray body, body_mu;
+	int body_objects, body_count;
+	unsigned body_revision;
 };
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -335,6 +342,8 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->pre.data);
 	free(c->roots.data);
 	free(c->seen.data);
+	free(c->body.data);
+	free(c->body_mu.data);
 	free(c->prim_stamp.data);
 	free(c->prim_disp.data);
 	free(c->vprim_start.data);
@@ -657,6 +666,49 @@ static void gather(sim_collide *c, const sim_world *w, float h)
 		base += ob->vertex_count;
 	}
 	memcpy(c->vbar_in, c->vbar, sizeof(vec4) * (size_t)c->nv);
+}
+
+/* The bodies of the collision vertices and the pair table, when the world has pair
+ * friction; false out of memory. */
+static bool gather_bodies(sim_collide *c, const sim_world *w)
+{
+	c->pair_mu = w->pair_mu_count > 0;
+	if (!c->pair_mu)
+		return true;
+	int nb = w->object_count + w->obstacle_count;
+	if (!reserve(&c->body, sizeof(int), c->nv) || !reserve(&c->body_mu, sizeof(float), nb * nb))
+		return false;
+	int *body = c->body.data;
+	for (int i = 0; i < w->n; i++)
+		body[i] = w->owner[i];
+	int base = w->n;
+	for (int k = 0; k < w->obstacle_count; k++) {
+		if (!sim_obstacle_has_triangles(&w->obstacles[k]))
+			continue;
+		for (int i = base; i < base + w->obstacles[k].vertex_count; i++)
+			body[i] = w->object_count + k;
+		base += w->obstacles[k].vertex_count;
+	}
+	if (c->body_revision == w->pair_mu_revision && c->body_objects == w->object_count && c->body_count == nb)
+		return true;
+	float *mu = c->body_mu.data;
+	for (int i = 0; i < nb * nb; i++)
+		mu[i] = NAN;
+	for (int i = 0; i < w->pair_mu_count; i++) {
+		const struct sim_pair_mu *e = &w->pair_mu[i];
+		int a = e->a >= 0 ? e->a : w->object_count - 1 - e->a, b = e->b >= 0 ? e->b : w->object_count - 1 - e->b;
+		mu[a * nb + b] = mu[b * nb + a] = e->mu;
+	}
+	c->body_revision = w->pair_mu_revision;
+	c->body_objects = w->object_count;
+	c->body_count = nb;
+	return true;
+}
+
+/* The pair table's coefficient for bodies i and j (NaN: none). */
+static inline float body_pair_mu(const sim_collide *c, int body_i, int body_j)
+{
+	return ((const float *)c->body_mu.data)[body_i * c->body_count + body_j];
 }
 
 /* The end position the step will write, x0 + h vbar, in float as the world computes it. */
@@ -2019,9 +2071,16 @@ static double effective_inverse_mass(const sim_collide *c, const stencil *s)
 	return m;
 }
 
-/* Friction of the pair: the geometric mean of the two sides' coefficients. */
+/* Friction of the pair: its bodies' entry in the world's pair table, or else the
+ * geometric mean of the two sides' coefficients. */
 static double pair_friction(const sim_collide *c, const stencil *s)
 {
+	if (c->pair_mu) { /* the pair's own coefficient, if the world has one */
+		const int *body = c->body.data;
+		float m = body_pair_mu(c, body[s->idx[0]], body[s->idx[3]]);
+		if (!isnan(m))
+			return m;
+	}
 	float a = c->mu[s->idx[0]], b = c->mu[s->idx[3]];
 	/* one material on both sides, as in most pairs: the square of a float is exact in
 	 * double and the square root of an exact square is exact, so |a| is the same value
@@ -3480,7 +3539,9 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 		for (int j = 0; j < 3; j++)
 			vt[j] = vr[j] - vn * n[j];
 		float vt_len = glm_vec3_norm(vt);
-		float mu = sqrtf(c->mu[i] * ob->def.friction);
+		float mu = c->pair_mu ? body_pair_mu(c, ((const int *)c->body.data)[i], c->body_objects + om->index) : NAN;
+		if (isnan(mu))
+			mu = sqrtf(c->mu[i] * ob->def.friction);
 		float cut = vt_len > 0.0f ? fminf(mu * -vn / vt_len, 1.0f) : 0.0f;
 		for (int j = 0; j < 3; j++)
 			c->vbar[i][j] = vo[j] + (1.0f - cut) * vt[j];
@@ -3717,6 +3778,8 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	if (!build_topology(c, w, nv))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	gather(c, w, h);
+	if (!gather_bodies(c, w))
+		return SIM_ERROR_OUT_OF_MEMORY;
 	/* the boxes' clock: one substep on (a broad phase restarts it); past the window's end
 	 * only still boxes remain, for which the clock no longer matters, so it stops there
 	 * rather than run for weeks towards overflow */

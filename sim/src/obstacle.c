@@ -650,6 +650,77 @@ sim_result sim_world_set_obstacle_motion(sim_world *w, int obstacle, const vec3 
 	return SIM_OK;
 }
 
+/* ---- pair friction -------------------------------------------------------------------------- */
+
+static bool body_key(const sim_world *w, sim_body b, int *key)
+{
+	if (b.obstacle ? b.index < 0 || b.index >= w->obstacle_count : b.index < 0 || b.index >= w->object_count)
+		return false;
+	*key = b.obstacle ? -1 - b.index : b.index;
+	return true;
+}
+
+/* The pair's keys in order (a <= b), or false when the pair has no friction to set. */
+static bool pair_keys(const sim_world *w, sim_body a, sim_body b, int *ka, int *kb)
+{
+	int x, y;
+	if (!body_key(w, a, &x) || !body_key(w, b, &y) || (a.obstacle && b.obstacle))
+		return false;
+	*ka = x < y ? x : y;
+	*kb = x < y ? y : x;
+	return true;
+}
+
+static int find_pair_mu(const sim_world *w, int ka, int kb)
+{
+	for (int i = 0; i < w->pair_mu_count; i++)
+		if (w->pair_mu[i].a == ka && w->pair_mu[i].b == kb)
+			return i;
+	return -1;
+}
+
+sim_result sim_world_set_pair_friction(sim_world *w, sim_body a, sim_body b, float mu)
+{
+	int ka, kb;
+	if (!pair_keys(w, a, b, &ka, &kb) || isnan(mu) || isinf(mu))
+		return SIM_ERROR_INVALID;
+	int i = find_pair_mu(w, ka, kb);
+	if (mu < 0.0f) {
+		if (i >= 0) {
+			w->pair_mu[i] = w->pair_mu[--w->pair_mu_count];
+			w->pair_mu_revision++;
+		}
+		return SIM_OK;
+	}
+	if (i < 0) {
+		if (w->pair_mu_count == w->pair_mu_capacity) {
+			int cap = w->pair_mu_capacity ? 2 * w->pair_mu_capacity : 8;
+			struct sim_pair_mu *grown = realloc(w->pair_mu, sizeof *grown * (size_t)cap);
+			if (!grown)
+				return SIM_ERROR_OUT_OF_MEMORY;
+			w->pair_mu = grown;
+			w->pair_mu_capacity = cap;
+		}
+		i = w->pair_mu_count++;
+	}
+	w->pair_mu[i] = (struct sim_pair_mu){ka, kb, mu};
+	w->pair_mu_revision++;
+	return SIM_OK;
+}
+
+float sim_world_pair_friction(const sim_world *w, sim_body a, sim_body b)
+{
+	int ka, kb;
+	if (!pair_keys(w, a, b, &ka, &kb))
+		return NAN;
+	int i = find_pair_mu(w, ka, kb);
+	if (i >= 0)
+		return w->pair_mu[i].mu;
+	float fa = a.obstacle ? w->obstacles[a.index].def.friction : w->objects[a.index].material.friction;
+	float fb = b.obstacle ? w->obstacles[b.index].def.friction : w->objects[b.index].material.friction;
+	return (float)sqrt((double)fa * (double)fb);
+}
+
 sim_result sim_world_obstacle_pose(const sim_world *w, int obstacle, vec3 out_position, versor out_orientation)
 {
 	const sim_obstacle *o = obstacle_at(w, obstacle);

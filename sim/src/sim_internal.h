@@ -154,6 +154,14 @@ struct sim_world {
 
 	int obstacle_count, obstacle_capacity;
 	sim_obstacle *obstacles;
+	/* sim_world_set_pair_friction's entries, bodies as keys (an object's index, an
+	 * obstacle's -1 - index), each pair once with a <= b; the revision counts changes */
+	struct sim_pair_mu {
+		int a, b;
+		float mu;
+	} *pair_mu;
+	int pair_mu_count, pair_mu_capacity;
+	unsigned pair_mu_revision;
 	sim_collide *collide;
 	vec4 *x_start;        /* positions at the start of the substep (collision pipeline) */
 	vec4 *pose_save;      /* obstacle poses at the start of a step (position, orientation) */

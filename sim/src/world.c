@@ -247,6 +247,7 @@ void sim_world_destroy(sim_world **world)
 	for (int k = 0; k < w->obstacle_count; k++)
 		sim_obstacle_fini(&w->obstacles[k]);
 	free(w->obstacles);
+	free(w->pair_mu);
 	free(w->x_start);
 	free(w->pose_save);
 	free(w->debug_log.pairs);

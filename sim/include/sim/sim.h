@@ -335,6 +335,23 @@ sim_result sim_world_add_obstacle_velocity_block(sim_world *world, double t, int
 /* The obstacle's current pose (it moves with its velocities as the world steps). */
 sim_result sim_world_obstacle_pose(const sim_world *world, int obstacle, vec3 out_position, versor out_orientation);
 
+/* A body the collision solver meets: a cloth object or an obstacle, by index. */
+typedef struct sim_body {
+	bool obstacle;
+	int index;
+} sim_body;
+
+/* The friction coefficient of one pair of bodies: a cloth object with itself (its
+ * self-contacts), with another cloth object, or with an obstacle.  For that pair it
+ * replaces the geometric mean of the two bodies' own coefficients (the material's
+ * friction, the obstacle's), in contacts, collisions and against spheres and capsules
+ * alike.  mu >= 0 and finite; a negative mu removes the pair's entry.
+ * SIM_ERROR_INVALID for an unknown body, two obstacles (they never touch) or a NaN. */
+sim_result sim_world_set_pair_friction(sim_world *world, sim_body a, sim_body b, float mu);
+/* The coefficient a pair uses: its entry, or else the geometric mean; NAN for a pair
+ * sim_world_set_pair_friction refuses. */
+float sim_world_pair_friction(const sim_world *world, sim_body a, sim_body b);
+
 /* Counts, for the current state, pairs of cloth triangles that share no vertex and
  * intersect (exact predicates), and cloth vertices inside an obstacle (deeper than
  * 1e-6 m below its surface).  Either pointer may be NULL.  Costs a hierarchy traversal:
