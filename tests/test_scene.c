@@ -107,6 +107,33 @@ static void test_material_inheritance(void)
 	(void)err;
 }
 
+/* friction_with: a material stands for every cloth made of it, a cloth or an obstacle
+ * for itself; the pairs it names get the coefficient, the others keep the geometric mean
+ * of their own coefficients. */
+static void test_pair_friction(void)
+{
+	sim_world *w = build("[material silk]\nfriction = 0.2\nfriction_with = ball 0.8\nfriction_with = silk 0.05\n"
+	                     "[grid a]\nmaterial = silk\nresolution = 3 3\n"
+	                     "[grid b]\nmaterial = silk\nresolution = 3 3\ncenter = 0 2 0\n"
+	                     "[grid c]\nresolution = 3 3\ncenter = 0 4 0\nfriction = 0.5\nfriction_with = b 0.3\n"
+	                     "[sphere ball]\nfriction = 0.45\n"
+	                     "[plane floor]\nfriction = 0.2\nfriction_with = a 0.9\n");
+	REQUIRE(w);
+	const sim_body a = {false, 0}, b = {false, 1}, c = {false, 2}, ball = {true, 0}, floor = {true, 1};
+	CHECK(sim_world_pair_friction(w, a, ball) == 0.8f);
+	CHECK(sim_world_pair_friction(w, b, ball) == 0.8f);
+	CHECK(sim_world_pair_friction(w, a, a) == 0.05f); /* silk with silk: itself and the other silk cloth */
+	CHECK(sim_world_pair_friction(w, a, b) == 0.05f);
+	CHECK(sim_world_pair_friction(w, b, b) == 0.05f);
+	CHECK(sim_world_pair_friction(w, c, b) == 0.3f);
+	CHECK(sim_world_pair_friction(w, a, floor) == 0.9f);
+	CHECK_NEAR(sim_world_pair_friction(w, b, floor), 0.2, 1e-7);
+	CHECK_NEAR(sim_world_pair_friction(w, c, ball), sqrt(0.5 * 0.45), 1e-6);
+	CHECK_NEAR(sim_world_pair_friction(w, c, c), 0.5, 1e-7);
+	CHECK_NEAR(sim_world_pair_friction(w, c, a), sqrt(0.5 * 0.2), 1e-6);
+	sim_world_destroy(&w);
+}
+
 /* up = z: every coordinate, gravity and axis turns from (x, y, z) to (x, z, -y). */
 static void test_z_up(void)
 {
@@ -238,6 +265,19 @@ static void test_bad_scenes(void)
 	    {"[world]\ngravity = 0 -9.81 0 # down\n[grid g]\n", "t.ini:2: gravity: '0 -9.81 0 # down' is not 3 numbers"},
 	    {"[sphere s]\nradius = -1\n", "t.ini:2: radius: '-1' is not a number in"},
 	    {"[scene]\nup = x\n[grid g]\n", "t.ini:2: up: 'x' is neither y nor z"},
+	    {"[grid g]\nfriction_with = ball\n", "t.ini:2: friction_with: expected a material or body name and a coefficient"},
+	    {"[grid g]\nfriction_with = ball 11\n[sphere ball]\n", "t.ini:2: friction_with: '11' is not a number in [0, 10]"},
+	    {"[grid g]\nfriction_with = ball nan\n[sphere ball]\n", "t.ini:2: friction_with: 'nan' is not a number"},
+	    {"[grid g]\nfriction_with = bal 0.5\n[sphere ball]\n",
+	     "t.ini:2: friction_with: no material, cloth or obstacle section is named 'bal'"},
+	    {"[sphere ball]\nfriction_with = floor 0.5\n[plane floor]\n",
+	     "t.ini:2: friction_with: 'ball' and 'floor' are both obstacles, which never touch"},
+	    {"[material g]\n[grid g]\n[sphere ball]\nfriction_with = g 0.5\n",
+	     "t.ini:4: friction_with: 'g' names both a material (line 1) and an object (line 2)"},
+	    {"[grid g]\nfriction_with = ball 0.5\n[sphere ball]\nfriction_with = g 0.7\n",
+	     "t.ini:4: friction between 'ball' and 'g' given twice (first at line 2)"},
+	    {"[grid g]\nfriction_with = g 0.5\nfriction_with = g 0.6\n",
+	     "t.ini:3: friction between 'g' and 'g' given twice (first at line 2)"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		scn_error err;
@@ -412,6 +452,7 @@ static const test_case tests[] = {
     TEST(test_builtins_build),
     TEST(test_grid_matches_api),
     TEST(test_material_inheritance),
+    TEST(test_pair_friction),
     TEST(test_z_up),
     TEST(test_obstacle_orientation),
     TEST(test_motion_closed_form),

@@ -99,6 +99,7 @@ void scn_scene_free(scn_scene **sp)
 		free(d->pins.ids);
 		free(d->vertices.ids);
 		free(d->vertex_velocities);
+		free(d->frictions);
 	}
 	free(s->descs);
 	free(s);
@@ -312,6 +313,53 @@ static scn_status load_mesh(const scn_scene *s, scn_desc *d, scn_error *err)
 	return SCN_OK;
 }
 
+/* friction_with: each NAME is a material, a cloth object or an obstacle (one of them),
+ * two obstacles have no friction to set (they never touch), and a pair is given once,
+ * from either side. */
+static void check_frictions(scn_scene *s, scn_error *err)
+{
+	const unsigned bodies = SCN_CLOTH_KINDS | SCN_OBSTACLE_KINDS;
+	for (int i = 0; i < s->desc_count && err->status == SCN_OK; i++) {
+		scn_desc *d = &s->descs[i];
+		for (int k = 0; k < d->friction_count && err->status == SCN_OK; k++) {
+			scn_friction *f = &d->frictions[k];
+			const scn_desc *body = scn_scene_find_desc(s, bodies, f->name);
+			const scn_desc *mat = scn_scene_find_desc(s, 1u << SCN_K_MATERIAL, f->name);
+			if (body && mat) {
+				scn_fail(err, SCN_ERROR_PARSE,
+				         "%s:%d: friction_with: '%s' names both a material (line %d) and an object (line %d)", d->file,
+				         f->line, f->name, mat->line, body->line);
+				break;
+			}
+			if (!body && !mat) {
+				scn_fail(err, SCN_ERROR_PARSE,
+				         "%s:%d: friction_with: no material, cloth or obstacle section is named '%s'", d->file, f->line,
+				         f->name);
+				break;
+			}
+			const scn_desc *t = body ? body : mat;
+			f->target = (int)(t - s->descs);
+			if ((SCN_OBSTACLE_KINDS & (1u << d->kind)) && (SCN_OBSTACLE_KINDS & (1u << t->kind))) {
+				scn_fail(err, SCN_ERROR_PARSE, "%s:%d: friction_with: '%s' and '%s' are both obstacles, which never touch",
+				         d->file, f->line, d->name, t->name);
+				break;
+			}
+			for (int j = 0; j <= i && err->status == SCN_OK; j++) {
+				const scn_desc *e = &s->descs[j];
+				for (int q = 0; q < (j == i ? k : e->friction_count); q++) {
+					int other = e->frictions[q].target;
+					if ((j == i && other == f->target) || (j == f->target && other == i)) {
+						scn_fail(err, SCN_ERROR_PARSE,
+						         "%s:%d: friction between '%s' and '%s' given twice (first at line %d)", d->file,
+						         f->line, d->name, t->name, e->frictions[q].line);
+						break;
+					}
+				}
+			}
+		}
+	}
+}
+
 scn_status scn_scene_finish(scn_scene *s, scn_error *err)
 {
 	int ldt = scn_scene_key_line(s, "dt", SCN_K_WORLD), lrate = scn_scene_key_line(s, "rate", SCN_K_WORLD);
@@ -341,6 +389,8 @@ scn_status scn_scene_finish(scn_scene *s, scn_error *err)
 	for (int i = 0; i < s->desc_count && err->status == SCN_OK; i++)
 		if (s->descs[i].kind == SCN_K_MOTION)
 			check_motion(s, &s->descs[i], err);
+	if (err->status == SCN_OK)
+		check_frictions(s, err);
 	if (err->status == SCN_OK && !any)
 		scn_fail(err, SCN_ERROR_PARSE, "%s: no objects (add a [grid NAME], [mesh NAME], [tetrahedron NAME] or an "
 		                               "obstacle section)",

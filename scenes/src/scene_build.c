@@ -338,6 +338,61 @@ static scn_status add_motion(builder *b, const scn_desc *d)
 
 /* ---- the world ---------------------------------------------------------------------------------- */
 
+/* The bodies section `desc` stands for in the world: a cloth object or an obstacle
+ * itself, or every cloth object made of a material (they are added in section order). */
+static int section_bodies(const scn_scene *s, int desc, sim_body *out)
+{
+	const scn_desc *d = &s->descs[desc];
+	int n = 0, object = 0, obstacle = 0;
+	for (int i = 0; i < s->desc_count; i++) {
+		const scn_desc *e = &s->descs[i];
+		unsigned bit = 1u << e->kind;
+		if (bit & SCN_CLOTH_KINDS) {
+			if (i == desc || (d->kind == SCN_K_MATERIAL && strcmp(e->material_ref, d->name) == 0))
+				out[n++] = (sim_body){false, object};
+			object++;
+		} else if (bit & SCN_OBSTACLE_KINDS) {
+			if (i == desc)
+				out[n++] = (sim_body){true, obstacle};
+			obstacle++;
+		}
+	}
+	return n;
+}
+
+/* friction_with: every pair of the two sections' bodies gets the coefficient. */
+static void add_frictions(builder *b)
+{
+	const scn_scene *s = b->s;
+	sim_body *left = malloc(sizeof *left * (size_t)s->desc_count), *right = malloc(sizeof *right * (size_t)s->desc_count);
+	if (!left || !right) {
+		scn_fail(b->err, SCN_ERROR_MEMORY, "%s: out of memory", s->path);
+		free(left);
+		free(right);
+		return;
+	}
+	for (int i = 0; i < s->desc_count && b->err->status == SCN_OK; i++) {
+		const scn_desc *d = &s->descs[i];
+		for (int k = 0; k < d->friction_count && b->err->status == SCN_OK; k++) {
+			const scn_friction *f = &d->frictions[k];
+			int nl = section_bodies(s, i, left), nr = section_bodies(s, f->target, right);
+			for (int x = 0; x < nl && b->err->status == SCN_OK; x++) {
+				for (int y = 0; y < nr; y++) {
+					int rc = sim_world_set_pair_friction(b->w, left[x], right[y], f->mu);
+					if (rc != SIM_OK) {
+						scn_fail(b->err, rc == SIM_ERROR_OUT_OF_MEMORY ? SCN_ERROR_MEMORY : SCN_ERROR_PARSE,
+						         "%s:%d: friction_with refused by the simulation: %s", d->file, f->line,
+						         sim_result_string((sim_result)rc));
+						break;
+					}
+				}
+			}
+		}
+	}
+	free(left);
+	free(right);
+}
+
 scn_status scn_build(const scn_scene *s, sim_world **out, scn_error *err)
 {
 	*out = NULL;
@@ -363,6 +418,8 @@ scn_status scn_build(const scn_scene *s, sim_world **out, scn_error *err)
 	for (int i = 0; i < s->desc_count && err->status == SCN_OK; i++)
 		if (s->descs[i].kind == SCN_K_MOTION)
 			add_motion(&b, &s->descs[i]);
+	if (err->status == SCN_OK)
+		add_frictions(&b);
 	if (err->status != SCN_OK) {
 		sim_world_destroy(&b.w);
 		return err->status;

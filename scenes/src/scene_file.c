@@ -29,6 +29,7 @@ typedef enum key_type {
 	KT_UP,
 	KT_COLOR,
 	KT_VERTEX_VELOCITY,
+	KT_FRICTION_WITH, /* NAME MU: a pair's own friction */
 	KT_THEN,
 	KT_RATE,      /* world.rate: sets dt to its inverse */
 } key_type;
@@ -130,6 +131,7 @@ static const scn_key keys[] = {
 	{"size", K(BOX), KT_VEC3, D(box_size), 1e-6, 1e4, false},
 	{"half_extents", K(BOX), KT_VEC3, D(half_extents), 1e-6, 1e4, false},
 	{"friction", SCN_OBSTACLE_KINDS, KT_FLOAT, D(friction), 0, 10, false},
+	{"friction_with", MATERIAL_KINDS | SCN_OBSTACLE_KINDS, KT_FRICTION_WITH, TG_DESC, 0, 0, 0, 10, true},
 	{"thickness", SCN_OBSTACLE_KINDS, KT_FLOAT, D(thickness), 0, 1, false},
 	{"angular_velocity", SCN_OBSTACLE_KINDS | K(MOTION), KT_VEC3, D(angular_velocity), -1e3, 1e3, false},
 
@@ -411,6 +413,35 @@ static bool set_vertex_velocity(reader *r, const char *value)
 	return true;
 }
 
+/* friction_with = NAME MU: kept with its line; NAME is resolved once the whole file is
+ * read (scn_scene_finish), since it may name a section further down. */
+static bool set_friction_with(reader *r, const scn_key *k, const char *value)
+{
+	scn_desc *d = r->current;
+	char buf[256];
+	char *tok[3];
+	double mu;
+	if (snprintf(buf, sizeof buf, "%s", value) >= (int)sizeof buf || tokens(buf, tok, 2) != 2)
+		return fail(r, "friction_with: expected a material or body name and a coefficient, got '%s'", value);
+	if (!valid_name(tok[0], SCN_NAME_MAX))
+		return fail(r, "friction_with: '%s' is not a name (letters, digits, '_', '-', '.')", tok[0]);
+	if (!scn_parse_double(tok[1], 1e30, &mu) || mu < k->lo || mu > k->hi)
+		return fail(r, "friction_with: '%s' is not a number in [%g, %g]", tok[1], k->lo, k->hi);
+	scn_friction *grown = realloc(d->frictions, (size_t)(d->friction_count + 1) * sizeof *grown);
+	if (!grown) {
+		scn_fail(r->err, SCN_ERROR_MEMORY, "%s:%d: out of memory", r->path, r->line);
+		return false;
+	}
+	d->frictions = grown;
+	scn_friction *f = &grown[d->friction_count++];
+	memset(f, 0, sizeof *f);
+	snprintf(f->name, sizeof f->name, "%s", tok[0]);
+	f->mu = (float)mu;
+	f->line = r->line;
+	f->target = -1;
+	return true;
+}
+
 static bool set_value(reader *r, const scn_key *k, const char *value)
 {
 	char *field = (char *)target_base(r, k->target) + k->offset;
@@ -524,6 +555,8 @@ static bool set_value(reader *r, const scn_key *k, const char *value)
 	}
 	case KT_VERTEX_VELOCITY:
 		return set_vertex_velocity(r, value);
+	case KT_FRICTION_WITH:
+		return set_friction_with(r, k, value);
 	}
 	return fail(r, "internal: unhandled key type");
 }

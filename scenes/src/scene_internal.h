@@ -46,6 +46,15 @@ typedef struct scn_vertex_velocity {
 	int line;
 } scn_vertex_velocity;
 
+/* One friction_with = NAME MU of a material, cloth or obstacle section: the pair's own
+ * friction coefficient (sim_world_set_pair_friction). */
+typedef struct scn_friction {
+	char name[SCN_NAME_MAX];
+	float mu;
+	int line;
+	int target; /* the section NAME resolved to (index in descs), set by scn_scene_finish */
+} scn_friction;
+
 enum { SCN_KEYS_MAX = 96 };
 
 /* One [kind name] section.  Which fields mean something depends on the kind. */
@@ -81,6 +90,9 @@ typedef struct scn_desc {
 	char velocities_file[SCN_PATH_MAX];
 	scn_velocities velocities;
 	scn_axes velocities_axes;
+	/* materials, cloth and obstacles: pair friction */
+	int friction_count;
+	scn_friction *frictions;
 	/* obstacles */
 	float position[3], normal[3], axis[3];
 	float radius, half_height, half_extents[3], box_size[3];

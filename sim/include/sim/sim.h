@@ -317,7 +317,8 @@ typedef struct sim_obstacle_def {
 	const int *triangles;   /* 3 indices per triangle, counter-clockwise seen from outside */
 	vec3 velocity;          /* m/s */
 	vec3 angular_velocity;  /* rad/s, about position */
-	float friction;         /* Coulomb coefficient; a cloth pair uses sqrt(mu_cloth mu_obstacle) */
+	float friction;         /* Coulomb coefficient; a cloth pair uses sqrt(mu_cloth mu_obstacle), or
+	                         * its own (sim_world_set_pair_friction) */
 	float thickness;        /* m, added to the cloth's own */
 } sim_obstacle_def;
 
