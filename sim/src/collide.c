@@ -3076,6 +3076,22 @@ static void roots_range(int start, int end, int worker, void *ctx)
 	}
 }
 
+/* The first mark of the pre-pass at or after k (total when none), whole words of zeros
+ * skipped at once. */
+static inline int next_mark(const unsigned char *pre, int k, int total)
+{
+	while (k + 8 <= total) {
+		uint64_t word;
+		memcpy(&word, pre + k, sizeof word);
+		if (word)
+			break;
+		k += 8;
+	}
+	while (k < total && !pre[k])
+		k++;
+	return k;
+}
+
 /* Which of the candidates the pre-pass left to the root finder get it in parallel: those
  * with no vertex in an earlier such candidate.  The others would be computed for nothing
  * whenever that earlier one hits, since its impulse stamps the shared vertex and the walk
@@ -3091,14 +3107,10 @@ static bool pick_roots(sim_collide *c, int total)
 	int nvf = c->vf.count;
 	for (int pass = 0; pass < 2; pass++) {
 		for (int k = 0; k < total; k++) {
-			while (k + 8 <= total) {
-				uint64_t word;
-				memcpy(&word, pre + k, sizeof word);
-				if (word)
-					break;
-				k += 8;
-			}
-			if (k >= total || pre[k] != PRE_ROOTS)
+			k = next_mark(pre, k, total);
+			if (k >= total)
+				break;
+			if (pre[k] != PRE_ROOTS)
 				continue;
 			int idx[4];
 			bool vertex_face = k < nvf;
@@ -3132,7 +3144,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
                  void *user)
 {
 	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
-	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total + 8))
+	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total))
 		return sweep_serial(c, h, respond, incremental, on_hit, user);
 	int hits = 0, clock0 = c->clock;
 	prepass_task task = {c, h, incremental, clock0, largest_disp(c)};
@@ -3150,20 +3162,11 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	unsigned char *pre = c->pre.data;
-	memset(pre + total, 1, 8); /* a sentinel hit ends the jumps */
 	const int *tri = c->tris.data, *vs = c->vstamp;
 	const int(*edges)[2] = c->edges.data;
 	for (int k = 0; k < total; k++) {
 		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
-			while (k + 8 <= total) {
-				uint64_t word;
-				memcpy(&word, pre + k, sizeof word);
-				if (word)
-					break;
-				k += 8;
-			}
-			while (!pre[k])
-				k++;
+			k = next_mark(pre, k, total);
 			if (k >= total)
 				break;
 		}
