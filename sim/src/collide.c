@@ -125,7 +125,7 @@ typedef struct darray {
 typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
-	darray hits;      /* refresh: the marked traversal's dirty_hit */
+	darray hits;      /* refresh: the marked traversal's triangle pairs */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -231,7 +231,7 @@ struct sim_collide {
 	block_out *blocks;
 	int block_capacity;
 	darray jobs, job_scratch, job_trees;
-	darray hits, hits_sorted, hit_start; /* the in-place refresh's triangle pairs (dirty_pairs) */
+	darray hits;      /* the in-place refresh's triangle pairs (dirty_pairs) */
 	darray pre; /* CCD pre-pass: 1 per candidate (vertex-face, then edge-edge) it found a hit */
 	/* The serial sweep's view of the triangles and edges (triangle t, then edge e as
 	 * nt + e): the largest stamp of each one's vertices, and at least their largest
@@ -322,8 +322,6 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->hits.data);
-	free(c->hits_sorted.data);
-	free(c->hit_start.data);
 	free(c->pre.data);
 	free(c->prim_stamp.data);
 	free(c->prim_disp.data);
@@ -1600,44 +1598,32 @@ static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st
 /* The in-place refresh's triangle pairs.  Each tree's dirty triangles are marked and one
  * traversal per pair of trees that meet reports every overlapping pair with a dirty
  * triangle (sim_bvh_marked_pairs): the pairs one query per dirty triangle would find,
- * without walking down from the root once per triangle.  They are then put in the order
- * those queries would have reported them in (the dirty triangles in index order, each
- * with the trees in owner order and every tree's triangles in its query order), so that
- * the candidates, their order and everything after are as they were. */
-typedef struct dirty_hit {
-	int from; /* the dirty triangle whose query reports the pair (the lower one if both are) */
-	int slot; /* the other's place in the queries' order: its owner's first triangle + its rank */
-	int a, b; /* the pair, lower owner (within one tree: lower index) first */
-} dirty_hit;
-
+ * without walking down from the root once per triangle, each once, and in the
+ * traversal's fixed order, which the candidates keep.  (They were once sorted into the
+ * order of those queries, to keep the bits of the queries they replaced; that sort was a
+ * tenth of a large refresh in the pile's fold.) */
 typedef struct marked_ctx {
 	sim_collide *c;
-	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
-	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
+	int first_a, first_b; /* the trees' first triangles (owner a <= owner b) */
 	bool failed;
-	darray *out;                  /* the hits: c->hits, or a block's */
+	darray *out;          /* the hits: c->hits, or a block's */
 } marked_ctx;
 
 static void on_marked_pair(void *user, int ta, int tb)
 {
 	marked_ctx *m = user;
-	sim_collide *c = m->c;
 	darray *out = m->out;
-	int x = ta + m->first_a, y = tb + m->first_b;
-	if (out->count == out->capacity && !reserve(out, sizeof(dirty_hit), out->count + 1)) {
+	if (out->count == out->capacity && !reserve(out, sizeof(pair), out->count + 1)) {
 		m->failed = true;
 		return;
 	}
-	/* x's query reports the pair unless only y is dirty (a pair of two dirty triangles is
-	 * kept from the lower owner, within one tree from the lower index: x) */
-	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
-	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
-	((dirty_hit *)out->data)[out->count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+	/* the pair, lower owner (within one tree: lower index) first */
+	((pair *)out->data)[out->count++] = (pair){ta + m->first_a, tb + m->first_b};
 }
 
 /* The marked traversal in the full broad phase's jobs (make_jobs), block k running job k
- * into its own hits.  sort_hits orders the hits by (from, slot), which no two share (a
- * pair is reported once), so the sorted list is the serial traversal's whatever the jobs. */
+ * into its own hits: concatenated in job order, the serial traversal's whatever the
+ * jobs (sim_bvh_run_marked_job). */
 static void marked_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
@@ -1648,8 +1634,7 @@ static void marked_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[k];
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		out->hits.count = 0;
-		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-		                sim_bvh_orders(c->trees[b]), false, &out->hits};
+		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], false, &out->hits};
 		sim_bvh_run_marked_job(c->trees[a], c->trees[b], jobs[k], on_marked_pair, &m);
 		out->failed |= m.failed;
 	}
@@ -1665,7 +1650,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 			return false;
 		sim_parallel_for(w, marked_range, njobs, 1, c);
 		for (int k = 0; k < njobs; k++)
-			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(dirty_hit)))
+			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(pair)))
 				return false;
 		return true;
 	}
@@ -1673,8 +1658,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 		for (int b = a; b < c->owner_count; b++) {
 			if (!owners_meet(c, w, a, b))
 				continue;
-			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-			                sim_bvh_orders(c->trees[b]), false, &c->hits};
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], false, &c->hits};
 			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
 			if (m.failed)
 				return false;
@@ -1683,38 +1667,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 	return true;
 }
 
-/* Sorts the hits by (from, slot), a counting sort on `from` and an insertion sort within
- * each triangle's few; the result is in hits_sorted. */
-static bool sort_hits(sim_collide *c, int nt)
-{
-	int n = c->hits.count;
-	if (!reserve(&c->hit_start, sizeof(int), nt + 1) || !reserve(&c->hits_sorted, sizeof(dirty_hit), n))
-		return false;
-	int *start = c->hit_start.data;
-	const dirty_hit *in = c->hits.data;
-	dirty_hit *out = c->hits_sorted.data;
-	memset(start, 0, sizeof(int) * ((size_t)nt + 1));
-	for (int q = 0; q < n; q++)
-		start[in[q].from + 1]++;
-	for (int t = 0; t < nt; t++)
-		start[t + 1] += start[t];
-	for (int q = 0; q < n; q++)
-		out[start[in[q].from]++] = in[q];
-	/* start[t] is now the end of t's run */
-	for (int t = 0, first = 0; t < nt; first = start[t++]) {
-		for (int i = first + 1; i < start[t]; i++) {
-			dirty_hit h = out[i];
-			int j = i;
-			for (; j > first && out[j - 1].slot > h.slot; j--)
-				out[j] = out[j - 1];
-			out[j] = h;
-		}
-	}
-	c->hits_sorted.count = n;
-	return true;
-}
-
-/* Sorted hits per block when they are expanded in parallel. */
+/* Hits per block when they are expanded in parallel. */
 #define HIT_BLOCK 256
 
 typedef struct expand_task {
@@ -1727,30 +1680,30 @@ static void expand_range(int start, int end, int worker, void *ctx)
 	(void)worker;
 	expand_task *t = ctx;
 	sim_collide *c = t->c;
-	const dirty_hit *h = c->hits_sorted.data;
+	const pair *h = c->hits.data;
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		darray *vf = t->direct ? &c->vf : &out->vf, *ee = t->direct ? &c->ee : &out->ee;
-		int last = (blk + 1) * HIT_BLOCK < c->hits_sorted.count ? (blk + 1) * HIT_BLOCK : c->hits_sorted.count;
+		int last = (blk + 1) * HIT_BLOCK < c->hits.count ? (blk + 1) * HIT_BLOCK : c->hits.count;
 		for (int k = blk * HIT_BLOCK; k < last; k++)
 			if (!triangle_pair(c, vf, ee, h[k].a, h[k].b))
 				out->failed = true;
 	}
 }
 
-/* The refresh's new triangle pairs, expanded into the candidate lists in the queries'
- * order; false when out of memory. */
+/* The refresh's new triangle pairs, expanded into the candidate lists in the marked
+ * traversal's order; false when out of memory. */
 static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
 	/* a tree pair with no dirty triangle returns at its roots' marks */
 	for (int o = 0; o < c->owner_count; o++)
 		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
-	if (!marked_hits(c, w) || !sort_hits(c, c->tris.count))
+	if (!marked_hits(c, w))
 		return false;
 
 	bool par = parallel(w);
-	int nblocks = (c->hits_sorted.count + HIT_BLOCK - 1) / HIT_BLOCK;
+	int nblocks = (c->hits.count + HIT_BLOCK - 1) / HIT_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return false;
 	expand_task task = {c, !par};
@@ -1811,7 +1764,7 @@ static bool drop_dirty(sim_collide *c)
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
  * the trees' pairs with a dirty triangle are found again (dirty_pairs), in the order of
- * one query per dirty triangle against the trees it meets.  The result is the set a
+ * one traversal per pair of trees that meet.  The result is the set a
  * full traversal over the same boxes would give (in another order).  When many
  * triangles change, or there are no candidates yet, the full broad phase runs instead.
  * start_margin: as for mark_escaped. */
