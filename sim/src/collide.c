@@ -158,6 +158,7 @@ struct sim_collide {
 	int *vstamp;     /* value of clock when this vertex's vbar last took a collision impulse */
 	int *vert_tri;   /* the triangle that owns this vertex (-1: none) */
 	unsigned char *escaped; /* this vertex has left its broad-phase box (refresh_candidates) */
+	unsigned char *vmoving; /* this vertex's kinetic box moves (early_broad_phase's scratch) */
 	int clock;       /* collision impulses applied this substep */
 
 	/* triangles and edges, in collision-vertex indices, and the object each belongs to */
@@ -304,7 +305,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
-	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
+	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped, c->vmoving,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
 	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
 	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
@@ -388,6 +389,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->vstamp);
 	GROW(c->vert_tri);
 	GROW(c->escaped);
+	GROW(c->vmoving);
 	GROW(c->solid);
 #undef GROW
 	/* the contact sweeps keep acc at zero between uses (apply_accumulated), and
@@ -1547,16 +1549,25 @@ static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float
 		return true;
 	int64_t t0 = sim_now_ns();
 	const int nt = c->tris.count, *tri = c->tris.data;
-	int moving = 0;
-	for (int t = 0; t < nt; t++) {
+	/* per vertex first (a box that stands still has the same corners at both ends, and
+	 * lane 3 is 0 in both), then per triangle: a third of the compares */
+	unsigned char *vm = c->vmoving;
+	for (int i = 0; i < c->nv; i++) {
+		const kbox *kb = &c->vkin[i];
+#if defined(__SSE2__)
+		__m128 ne = _mm_or_ps(_mm_cmpneq_ps(_mm_loadu_ps(kb->lo0), _mm_loadu_ps(kb->lo1)),
+		                      _mm_cmpneq_ps(_mm_loadu_ps(kb->hi0), _mm_loadu_ps(kb->hi1)));
+		vm[i] = _mm_movemask_ps(ne) != 0;
+#else
 		bool m = false;
-		for (int j = 0; j < 3; j++) {
-			const kbox *kb = &c->vkin[tri[3 * t + j]];
-			for (int k = 0; k < 3; k++)
-				m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
-		}
-		moving += m;
+		for (int k = 0; k < 3; k++)
+			m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
+		vm[i] = m;
+#endif
 	}
+	int moving = 0;
+	for (int t = 0; t < nt; t++)
+		moving += vm[tri[3 * t]] | vm[tri[3 * t + 1]] | vm[tri[3 * t + 2]];
 	if (!((float)moving > BROAD_REFRESH_MAX * (float)nt))
 		return true;
 	/* the next substep starts where this one ends: x0 + h vbar, as the world writes it */
