@@ -75,6 +75,98 @@ static void point_triangle_regions(void)
 	check_point_triangle(0.2, 0.3, 0, 0, 0.5, 0.2, 0.3);     /* on the face */
 }
 
+/* The contact search's variant: the hand-worked regions (each edge alone, each corner's
+ * two edges), then random points and triangles against a brute-force minimum over the
+ * triangle and against sim_geom_point_triangle (bit for bit, weights too, where the
+ * closest point is inside the triangle).  Measuring an edge other than the one that holds
+ * the closest point fails both. */
+static double brute_point_triangle(const double p[3], const double a[3], const double b[3], const double c[3])
+{
+	double best = INFINITY, bs = 1.0 / 3, bt = 1.0 / 3, step = 1.0 / 64;
+	for (int round = 0; round < 4; round++) {
+		double lo_s = bs - 64 * step, lo_t = bt - 64 * step, cs = bs, ct = bt;
+		for (int i = 0; i <= 128; i++)
+			for (int j = 0; j <= 128; j++) {
+				/* onto the triangle's parameter domain: s, t >= 0, s + t <= 1 */
+				double s = fmax(0.0, lo_s + i * step), t = fmax(0.0, lo_t + j * step);
+				if (s + t > 1.0)
+					s /= s + t, t = 1.0 - s;
+				double r2 = 0.0;
+				for (int k = 0; k < 3; k++) {
+					double r = p[k] - (a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]));
+					r2 += r * r;
+				}
+				if (r2 < best)
+					best = r2, cs = s, ct = t;
+			}
+		bs = cs, bt = ct, step /= 16;
+	}
+	return best;
+}
+
+static void point_triangle_bound_cases(void)
+{
+	const double a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {0, 1, 0};
+	/* point, squared distance, weights: the regions of point_triangle_regions */
+	const double cases[][7] = {
+		{0.25, 0.25, 2, 4, 0.5, 0.25, 0.25}, /* face */
+		{-1, -1, 0, 2, 1, 0, 0},             /* beyond ab and ca: vertex a */
+		{2, -1, 0, 2, 0, 1, 0},              /* beyond ab and bc: vertex b */
+		{-1, 2, 1, 3, 0, 0, 1},              /* beyond bc and ca: vertex c */
+		{0.5, -1, 1, 2, 0.5, 0.5, 0},        /* beyond ab alone */
+		{1, 1, 0, 0.5, 0, 0.5, 0.5},         /* beyond bc alone */
+		{-2, 0.5, 0, 4, 0.5, 0, 0.5},        /* beyond ca alone */
+		{3, -0.5, 0, 4.25, 0, 1, 0},         /* beyond ab and bc, nearest b */
+		{-0.5, 3, 0, 4.25, 0, 0, 1},         /* beyond bc and ca, nearest c */
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		double w[3];
+		CHECK_NEAR(sim_geom_point_triangle_bound(cases[k], a, b, c, w), cases[k][3], 1e-12);
+		CHECK_NEAR(w[0], cases[k][4], 1e-12);
+		CHECK_NEAR(w[1], cases[k][5], 1e-12);
+		CHECK_NEAR(w[2], cases[k][6], 1e-12);
+	}
+	{ /* an obtuse triangle, the point beyond the long edge's line alone, nearest its middle */
+		const double o[3] = {0, 0, 0}, q[3] = {4, 0, 0}, r[3] = {1, 0.5, 0}, p[3] = {2, -1, 1};
+		double w[3];
+		CHECK_NEAR(sim_geom_point_triangle_bound(p, o, q, r, w), 2, 1e-12);
+		CHECK_NEAR(w[1], 0.5, 1e-12);
+	}
+	int inside = 0, off = 0;
+	for (int n = 0; n < 2000; n++) {
+		double x[4][3];
+		/* quarter-unit coordinates in [-2, 2]: many points on edges' lines, at corners,
+		 * and flat or collinear triangles */
+		for (int k = 0; k < 4; k++)
+			for (int i = 0; i < 3; i++)
+				x[k][i] = rng_int(-8, 8) * 0.25;
+		double w0[3], w1[3];
+		double exact = sim_geom_point_triangle(x[0], x[1], x[2], x[3], w0);
+		double d2 = sim_geom_point_triangle_bound(x[0], x[1], x[2], x[3], w1);
+		double brute = brute_point_triangle(x[0], x[1], x[2], x[3]);
+		CHECK_MSG(d2 <= brute + 1e-9 && d2 >= brute - 1e-6 * (1.0 + brute), "pair %d: %.17g, brute %.17g", n, d2,
+		          brute);
+		CHECK_MSG(fabs(d2 - exact) <= 1e-12 * (1.0 + exact), "pair %d: %.17g, exact %.17g", n, d2, exact);
+		/* the weights give the point measured */
+		double r2 = 0.0;
+		for (int i = 0; i < 3; i++) {
+			double r = x[0][i] - (w1[0] * x[1][i] + w1[1] * x[2][i] + w1[2] * x[3][i]);
+			r2 += r * r;
+		}
+		CHECK_MSG(fabs(r2 - d2) <= 1e-12 * (1.0 + d2), "pair %d: weights give %.17g, not %.17g", n, r2, d2);
+		if (w0[0] > 0 && w0[1] > 0 && w0[2] > 0) { /* the contact search uses these as they are */
+			CHECK_MSG(d2 == exact && w1[0] == w0[0] && w1[1] == w0[1] && w1[2] == w0[2],
+			          "pair %d: %.17g, exact %.17g", n, d2, exact);
+			inside++;
+		} else {
+			off++;
+		}
+	}
+	/* the draw covers both kinds */
+	CHECK(inside > 100);
+	CHECK(off > 100);
+}
+
 static void point_triangle_degenerate(void)
 {
 	/* Collinear triangle: the distance is to its longest edge. */
@@ -899,6 +991,7 @@ static void ccd_nonfinite_is_conservative(void)
 static const test_case tests[] = {
 	TEST(point_triangle_regions),
 	TEST(point_triangle_degenerate),
+	TEST(point_triangle_bound_cases),
 	TEST(segment_segment_cases),
 	TEST(segment_segment_bound_cases),
 	TEST(orientation_predicates),

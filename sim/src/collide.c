@@ -125,7 +125,7 @@ typedef struct darray {
 typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
-	darray hits;      /* refresh: the marked traversal's dirty_hit */
+	darray hits;      /* refresh: the marked traversal's triangle pairs */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -149,6 +149,7 @@ struct sim_collide {
 	 * starts at the next substep; their candidates wait in old_vf and old_ee */
 	bool pending;
 	int pending_first, pending_jobs;
+	int traversal_pairs; /* the candidates the last full traversal found (not the neighbour list's) */
 	int early_windows; /* finished so (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
@@ -157,6 +158,7 @@ struct sim_collide {
 	int *vstamp;     /* value of clock when this vertex's vbar last took a collision impulse */
 	int *vert_tri;   /* the triangle that owns this vertex (-1: none) */
 	unsigned char *escaped; /* this vertex has left its broad-phase box (refresh_candidates) */
+	unsigned char *vmoving; /* this vertex's kinetic box moves (early_broad_phase's scratch) */
 	int clock;       /* collision impulses applied this substep */
 
 	/* triangles and edges, in collision-vertex indices, and the object each belongs to */
@@ -231,7 +233,7 @@ struct sim_collide {
 	block_out *blocks;
 	int block_capacity;
 	darray jobs, job_scratch, job_trees;
-	darray hits, hits_sorted, hit_start; /* the in-place refresh's triangle pairs (dirty_pairs) */
+	darray hits;      /* the in-place refresh's triangle pairs (dirty_pairs) */
 	darray pre; /* CCD pre-pass: a mark per candidate (vertex-face, then edge-edge), PRE_HIT or PRE_ROOTS */
 	/* The serial sweep's view of the triangles and edges (triangle t, then edge e as
 	 * nt + e): the largest stamp of each one's vertices, and at least their largest
@@ -318,7 +320,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
 	                  c->tri_box.data, c->vf_lb.data, c->ee_lb.data, c->disp,
 	                  c->x0_prev, c->move, c->movev, c->dvec, c->old_vf.data, c->old_ee.data, c->old_vf_lb.data, c->old_ee_lb.data,
-	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped,
+	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped, c->vmoving,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
 	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
 	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
@@ -337,8 +339,6 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->hits.data);
-	free(c->hits_sorted.data);
-	free(c->hit_start.data);
 	free(c->pre.data);
 	free(c->roots.data);
 	free(c->seen.data);
@@ -411,6 +411,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->vstamp);
 	GROW(c->vert_tri);
 	GROW(c->escaped);
+	GROW(c->vmoving);
 	GROW(c->solid);
 #undef GROW
 	/* the contact sweeps keep acc at zero between uses (apply_accumulated), and
@@ -1576,26 +1577,35 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	bool carry = set_aside(c);
 	c->vf.count = c->ee.count = 0;
 	int njobs = make_jobs(c, w, parallel(w) ? BROAD_JOBS : 1);
-	if (njobs < 0 || !run_jobs(c, w, 0, njobs) || !complete_candidates(c, w, carry))
+	if (njobs < 0 || !run_jobs(c, w, 0, njobs))
+		return false;
+	c->traversal_pairs = c->vf.count + c->ee.count;
+	if (!complete_candidates(c, w, carry))
 		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
 }
 
-/* Share of the traversal jobs the window's last substep runs for the next window
- * (early_broad_phase); the next substep runs the rest. */
+/* Share of the traversal the window's last substep runs for the next window
+ * (early_broad_phase), counted in the pairs the last traversal found: its jobs are
+ * uneven (in the pile's fold the first 60 % of them held 90 % of the time), so a share of
+ * the jobs was no measure of the work; the next substep runs the rest.  BROAD_BATCH: jobs
+ * run at a time when in parallel, between looks at the count. */
 #define EARLY_SHARE 0.6f
+#define BROAD_BATCH 8
 
 /* In a fold every moving box ends with its window, and the next substep would run the
  * whole broad phase, which took about half of that step.  So the window's last substep,
  * once done, starts the next window's: every vertex's box from its end position (the
- * next substep's start) and its velocity, the trees fitted to them, and the first
- * EARLY_SHARE of the traversal jobs, whose candidates wait in old_vf and old_ee; the
- * next substep runs the other jobs (finish_broad_phase), then checks every vertex
- * against its new box as after any broad phase (boxes are only a guess about the
- * motion: mark_escaped decides whether the candidates hold).  Only when the next
- * substep would run the whole broad phase anyway (more than BROAD_REFRESH_MAX of the
- * triangles with a moving box), and with windows of several substeps. */
+ * next substep's start) and its velocity, the trees fitted to them, and the traversal
+ * jobs in order until they have found EARLY_SHARE of the pairs the last traversal found;
+ * their candidates wait in old_vf and old_ee.  The next substep runs the other jobs
+ * (finish_broad_phase; where the jobs are cut changes nothing but the time), then
+ * checks every vertex against its new box as after any broad phase (boxes are only a
+ * guess about the motion: mark_escaped decides whether the candidates hold).  Only
+ * when the next substep would run the whole broad phase anyway (more than
+ * BROAD_REFRESH_MAX of the triangles with a moving box), and with windows of several
+ * substeps. */
 static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
 {
 	c->pending = false;
@@ -1604,16 +1614,25 @@ static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float
 		return true;
 	int64_t t0 = sim_now_ns();
 	const int nt = c->tris.count, *tri = c->tris.data;
-	int moving = 0;
-	for (int t = 0; t < nt; t++) {
+	/* per vertex first (a box that stands still has the same corners at both ends, and
+	 * lane 3 is 0 in both), then per triangle: a third of the compares */
+	unsigned char *vm = c->vmoving;
+	for (int i = 0; i < c->nv; i++) {
+		const kbox *kb = &c->vkin[i];
+#if defined(__SSE2__)
+		__m128 ne = _mm_or_ps(_mm_cmpneq_ps(_mm_loadu_ps(kb->lo0), _mm_loadu_ps(kb->lo1)),
+		                      _mm_cmpneq_ps(_mm_loadu_ps(kb->hi0), _mm_loadu_ps(kb->hi1)));
+		vm[i] = _mm_movemask_ps(ne) != 0;
+#else
 		bool m = false;
-		for (int j = 0; j < 3; j++) {
-			const kbox *kb = &c->vkin[tri[3 * t + j]];
-			for (int k = 0; k < 3; k++)
-				m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
-		}
-		moving += m;
+		for (int k = 0; k < 3; k++)
+			m |= (kb->lo0[k] != kb->lo1[k]) | (kb->hi0[k] != kb->hi1[k]);
+		vm[i] = m;
+#endif
 	}
+	int moving = 0;
+	for (int t = 0; t < nt; t++)
+		moving += vm[tri[3 * t]] | vm[tri[3 * t + 1]] | vm[tri[3 * t + 2]];
 	if (!((float)moving > BROAD_REFRESH_MAX * (float)nt))
 		return true;
 	/* the next substep starts where this one ends: x0 + h vbar, as the world writes it */
@@ -1629,13 +1648,22 @@ static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float
 	int njobs = make_jobs(c, w, BROAD_JOBS);
 	if (njobs < 0)
 		return false;
-	int first = (int)(EARLY_SHARE * (float)njobs + 0.5f);
 	/* the jobs append to vf and ee: the current candidates wait in old_vf and old_ee */
 	darray tmp;
 	c->old_vf.count = c->old_ee.count = 0;
 	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
 	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
-	bool ok = run_jobs(c, w, 0, first);
+	/* the jobs are uneven: they run until they have found EARLY_SHARE of the pairs the
+	 * last traversal found (batches of BROAD_BATCH when in parallel) */
+	const int target = (int)(EARLY_SHARE * (float)c->traversal_pairs + 0.5f);
+	const int batch = parallel(w) ? BROAD_BATCH : 1;
+	int first = 0;
+	bool ok = true;
+	while (ok && first < njobs && c->vf.count + c->ee.count < target) {
+		int last = first + batch < njobs ? first + batch : njobs;
+		ok = run_jobs(c, w, first, last);
+		first = last;
+	}
 	tmp = c->old_vf, c->old_vf = c->vf, c->vf = tmp;
 	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
 	if (!ok)
@@ -1655,7 +1683,10 @@ static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st
 	c->pending = false;
 	bool carry = set_aside(c);
 	/* set_aside swapped the early jobs' candidates in */
-	if (!run_jobs(c, w, c->pending_first, c->pending_jobs) || !complete_candidates(c, w, carry))
+	if (!run_jobs(c, w, c->pending_first, c->pending_jobs))
+		return false;
+	c->traversal_pairs = c->vf.count + c->ee.count;
+	if (!complete_candidates(c, w, carry))
 		return false;
 	c->early_windows++;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
@@ -1665,44 +1696,32 @@ static bool finish_broad_phase(sim_collide *c, const sim_world *w, sim_stats *st
 /* The in-place refresh's triangle pairs.  Each tree's dirty triangles are marked and one
  * traversal per pair of trees that meet reports every overlapping pair with a dirty
  * triangle (sim_bvh_marked_pairs): the pairs one query per dirty triangle would find,
- * without walking down from the root once per triangle.  They are then put in the order
- * those queries would have reported them in (the dirty triangles in index order, each
- * with the trees in owner order and every tree's triangles in its query order), so that
- * the candidates, their order and everything after are as they were. */
-typedef struct dirty_hit {
-	int from; /* the dirty triangle whose query reports the pair (the lower one if both are) */
-	int slot; /* the other's place in the queries' order: its owner's first triangle + its rank */
-	int a, b; /* the pair, lower owner (within one tree: lower index) first */
-} dirty_hit;
-
+ * without walking down from the root once per triangle, each once, and in the
+ * traversal's fixed order, which the candidates keep.  (They were once sorted into the
+ * order of those queries, to keep the bits of the queries they replaced; that sort was a
+ * tenth of a large refresh in the pile's fold.) */
 typedef struct marked_ctx {
 	sim_collide *c;
-	int first_a, first_b;         /* the trees' first triangles (owner a <= owner b) */
-	const int *order_a, *order_b; /* their query orders (sim_bvh_orders) */
+	int first_a, first_b; /* the trees' first triangles (owner a <= owner b) */
 	bool failed;
-	darray *out;                  /* the hits: c->hits, or a block's */
+	darray *out;          /* the hits: c->hits, or a block's */
 } marked_ctx;
 
 static void on_marked_pair(void *user, int ta, int tb)
 {
 	marked_ctx *m = user;
-	sim_collide *c = m->c;
 	darray *out = m->out;
-	int x = ta + m->first_a, y = tb + m->first_b;
-	if (out->count == out->capacity && !reserve(out, sizeof(dirty_hit), out->count + 1)) {
+	if (out->count == out->capacity && !reserve(out, sizeof(pair), out->count + 1)) {
 		m->failed = true;
 		return;
 	}
-	/* x's query reports the pair unless only y is dirty (a pair of two dirty triangles is
-	 * kept from the lower owner, within one tree from the lower index: x) */
-	bool from_x = ((const unsigned char *)c->tri_dirty.data)[x];
-	int slot = from_x ? m->first_b + m->order_b[tb] : m->first_a + m->order_a[ta];
-	((dirty_hit *)out->data)[out->count++] = (dirty_hit){from_x ? x : y, slot, x, y};
+	/* the pair, lower owner (within one tree: lower index) first */
+	((pair *)out->data)[out->count++] = (pair){ta + m->first_a, tb + m->first_b};
 }
 
 /* The marked traversal in the full broad phase's jobs (make_jobs), block k running job k
- * into its own hits.  sort_hits orders the hits by (from, slot), which no two share (a
- * pair is reported once), so the sorted list is the serial traversal's whatever the jobs. */
+ * into its own hits: concatenated in job order, the serial traversal's whatever the
+ * jobs (sim_bvh_run_marked_job). */
 static void marked_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
@@ -1713,8 +1732,7 @@ static void marked_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[k];
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		out->hits.count = 0;
-		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-		                sim_bvh_orders(c->trees[b]), false, &out->hits};
+		marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], false, &out->hits};
 		sim_bvh_run_marked_job(c->trees[a], c->trees[b], jobs[k], on_marked_pair, &m);
 		out->failed |= m.failed;
 	}
@@ -1730,7 +1748,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 			return false;
 		sim_parallel_for(w, marked_range, njobs, 1, c);
 		for (int k = 0; k < njobs; k++)
-			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(dirty_hit)))
+			if (c->blocks[k].failed || !append(&c->hits, &c->blocks[k].hits, sizeof(pair)))
 				return false;
 		return true;
 	}
@@ -1738,8 +1756,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 		for (int b = a; b < c->owner_count; b++) {
 			if (!owners_meet(c, w, a, b))
 				continue;
-			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], sim_bvh_orders(c->trees[a]),
-			                sim_bvh_orders(c->trees[b]), false, &c->hits};
+			marked_ctx m = {c, c->owner_first_tri[a], c->owner_first_tri[b], false, &c->hits};
 			sim_bvh_marked_pairs(c->trees[a], c->trees[b], on_marked_pair, &m);
 			if (m.failed)
 				return false;
@@ -1748,38 +1765,7 @@ static bool marked_hits(sim_collide *c, const sim_world *w)
 	return true;
 }
 
-/* Sorts the hits by (from, slot), a counting sort on `from` and an insertion sort within
- * each triangle's few; the result is in hits_sorted. */
-static bool sort_hits(sim_collide *c, int nt)
-{
-	int n = c->hits.count;
-	if (!reserve(&c->hit_start, sizeof(int), nt + 1) || !reserve(&c->hits_sorted, sizeof(dirty_hit), n))
-		return false;
-	int *start = c->hit_start.data;
-	const dirty_hit *in = c->hits.data;
-	dirty_hit *out = c->hits_sorted.data;
-	memset(start, 0, sizeof(int) * ((size_t)nt + 1));
-	for (int q = 0; q < n; q++)
-		start[in[q].from + 1]++;
-	for (int t = 0; t < nt; t++)
-		start[t + 1] += start[t];
-	for (int q = 0; q < n; q++)
-		out[start[in[q].from]++] = in[q];
-	/* start[t] is now the end of t's run */
-	for (int t = 0, first = 0; t < nt; first = start[t++]) {
-		for (int i = first + 1; i < start[t]; i++) {
-			dirty_hit h = out[i];
-			int j = i;
-			for (; j > first && out[j - 1].slot > h.slot; j--)
-				out[j] = out[j - 1];
-			out[j] = h;
-		}
-	}
-	c->hits_sorted.count = n;
-	return true;
-}
-
-/* Sorted hits per block when they are expanded in parallel. */
+/* Hits per block when they are expanded in parallel. */
 #define HIT_BLOCK 256
 
 typedef struct expand_task {
@@ -1792,30 +1778,30 @@ static void expand_range(int start, int end, int worker, void *ctx)
 	(void)worker;
 	expand_task *t = ctx;
 	sim_collide *c = t->c;
-	const dirty_hit *h = c->hits_sorted.data;
+	const pair *h = c->hits.data;
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		darray *vf = t->direct ? &c->vf : &out->vf, *ee = t->direct ? &c->ee : &out->ee;
-		int last = (blk + 1) * HIT_BLOCK < c->hits_sorted.count ? (blk + 1) * HIT_BLOCK : c->hits_sorted.count;
+		int last = (blk + 1) * HIT_BLOCK < c->hits.count ? (blk + 1) * HIT_BLOCK : c->hits.count;
 		for (int k = blk * HIT_BLOCK; k < last; k++)
 			if (!triangle_pair(c, vf, ee, h[k].a, h[k].b))
 				out->failed = true;
 	}
 }
 
-/* The refresh's new triangle pairs, expanded into the candidate lists in the queries'
- * order; false when out of memory. */
+/* The refresh's new triangle pairs, expanded into the candidate lists in the marked
+ * traversal's order; false when out of memory. */
 static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
 	/* a tree pair with no dirty triangle returns at its roots' marks */
 	for (int o = 0; o < c->owner_count; o++)
 		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
-	if (!marked_hits(c, w) || !sort_hits(c, c->tris.count))
+	if (!marked_hits(c, w))
 		return false;
 
 	bool par = parallel(w);
-	int nblocks = (c->hits_sorted.count + HIT_BLOCK - 1) / HIT_BLOCK;
+	int nblocks = (c->hits.count + HIT_BLOCK - 1) / HIT_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return false;
 	expand_task task = {c, !par};
@@ -1876,7 +1862,7 @@ static bool drop_dirty(sim_collide *c)
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
  * the trees' pairs with a dirty triangle are found again (dirty_pairs), in the order of
- * one query per dirty triangle against the trees it meets.  The result is the set a
+ * one traversal per pair of trees that meet.  The result is the set a
  * full traversal over the same boxes would give (in another order).  When many
  * triangles change, or there are no candidates yet, the full broad phase runs instead.
  * start_margin: as for mark_escaped. */
@@ -2353,8 +2339,14 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 			/* The exact distance, also where a separating axis would clear the pair: it is
 			 * the bound carried to the next substeps, and an axis's gap, often well below
 			 * the distance, brought the same pairs back to be tested at every step of a
-			 * fold (docs/benchmarks.md, "The fold's p99"). */
-			double d2 = sim_geom_point_triangle(p, a, b, cc, wts);
+			 * fold (docs/benchmarks.md, "The fold's p99").  Off the triangle only the
+			 * edges that can hold the closest point are measured; a pair that may be
+			 * within its separation then gets sim_geom_point_triangle's answer (the
+			 * margin is far above the two routines' rounding apart), so that the
+			 * contacts are as they were. */
+			double d2 = sim_geom_point_triangle_bound(p, a, b, cc, wts);
+			if (d2 < sep * sep * (1.0 + 1e-6) && (wts[0] == 0.0 || wts[1] == 0.0 || wts[2] == 0.0))
+				d2 = sim_geom_point_triangle(p, a, b, cc, wts);
 			double d = sqrt(d2);
 			vf_lb[q] = d;
 			if (!(d2 < sep * sep))

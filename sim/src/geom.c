@@ -77,8 +77,11 @@ static inline double point_segment(const double p[3], const double a[3], const d
  * zero, and the boundary answer is then within the triangle's width of the truth. */
 #define GEOM_DEGENERATE_SIN2 1e-14
 
-double sim_geom_point_triangle(const double p[3], const double a[3], const double b[3],
-                               const double c[3], double w[3])
+/* The point-triangle distance.  With edges (a constant at each call) and the projection
+ * outside a triangle that is not degenerate, only the edges whose lines it lies beyond are
+ * measured (see sim_geom_point_triangle_bound). */
+static inline double point_triangle(const double p[3], const double a[3], const double b[3], const double c[3],
+                                    double w[3], bool edges)
 {
 	double ab[3], ac[3], ap[3];
 	sub3(b, a, ab);
@@ -86,6 +89,8 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	sub3(p, a, ap);
 	double d00 = dot3(ab, ab), d01 = dot3(ab, ac), d11 = dot3(ac, ac);
 	double den = d00 * d11 - d01 * d01;
+	/* each edge is measured when it may hold the closest point */
+	bool on_ab = true, on_bc = true, on_ca = true;
 	if (den > GEOM_DEGENERATE_SIN2 * d00 * d11) {
 		double d20 = dot3(ap, ab), d21 = dot3(ap, ac);
 		double v = (d11 * d20 - d01 * d21) / den;
@@ -102,13 +107,23 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 			w[2] = s;
 			return dot3(r, r);
 		}
+		if (edges) {
+			/* The projection is beyond the line of one edge or two (all three cannot
+			 * be: the weights sum to 1).  For a convex polygon the closest point lies
+			 * on an edge whose line the point is beyond (were it on another edge only,
+			 * or at a corner of two others, the point would be beyond that edge's line
+			 * or theirs), so only those edges compete. */
+			on_ab = s < 0.0;
+			on_bc = v + s > 1.0;
+			on_ca = v < 0.0;
+		}
 	}
 	/* The projection is outside (or the triangle is flat): for a convex set the
-	 * closest point is then on the boundary, so the three edges decide. */
-	double s_ab, s_bc, s_ca;
-	double d_ab = point_on_segment(ap, ab, d00, &s_ab);
-	double d_bc = point_segment(p, b, c, &s_bc);
-	double d_ca = point_segment(p, c, a, &s_ca);
+	 * closest point is then on the boundary, so the edges decide. */
+	double s_ab = 0.0, s_bc = 0.0, s_ca = 0.0;
+	double d_ab = on_ab ? point_on_segment(ap, ab, d00, &s_ab) : INFINITY;
+	double d_bc = on_bc ? point_segment(p, b, c, &s_bc) : INFINITY;
+	double d_ca = on_ca ? point_segment(p, c, a, &s_ca) : INFINITY;
 	if (d_ab <= d_bc && d_ab <= d_ca) {
 		w[0] = 1.0 - s_ab;
 		w[1] = s_ab;
@@ -125,6 +140,18 @@ double sim_geom_point_triangle(const double p[3], const double a[3], const doubl
 	w[1] = 0.0;
 	w[2] = 1.0 - s_ca;
 	return d_ca;
+}
+
+double sim_geom_point_triangle(const double p[3], const double a[3], const double b[3],
+                               const double c[3], double w[3])
+{
+	return point_triangle(p, a, b, c, w, false);
+}
+
+double sim_geom_point_triangle_bound(const double p[3], const double a[3], const double b[3],
+                                     const double c[3], double w[3])
+{
+	return point_triangle(p, a, b, c, w, true);
 }
 
 /* The closest points of two segments.  With one_end (a constant at each call) and no

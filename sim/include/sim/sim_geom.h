@@ -30,6 +30,19 @@ extern "C" {
 double sim_geom_point_triangle(const double p[3], const double a[3], const double b[3],
                                const double c[3], double w[3]);
 
+/* sim_geom_point_triangle for a contact search that needs the exact answer only for
+ * pairs within their separation: the same results, bit for bit, where the point's
+ * projection onto the plane is inside the triangle (and for degenerate triangles);
+ * otherwise only the one or two edges whose lines the projection lies beyond are
+ * measured (as sim_geom_point_triangle measures them), which hold the closest point in
+ * exact arithmetic.  Where the projection is within rounding of an edge's line this may
+ * leave out the edge sim_geom_point_triangle would choose, so the distance may exceed
+ * its answer by the rounding of a distance (a relative 1e-15 or so); w is then the
+ * weights of the point measured, with a 0 among them.  One or two edges are measured
+ * instead of three. */
+double sim_geom_point_triangle_bound(const double p[3], const double a[3], const double b[3],
+                                     const double c[3], double w[3]);
+
 /* Squared distance between the closed segments p0p1 and q0q1.  *s and *t receive
  * the parameters of the closest points p0 + s (p1 - p0) and q0 + t (q1 - q0), both in
  * [0, 1].  Parallel, collinear and zero-length segments are fine; when the closest
