@@ -213,6 +213,9 @@ struct sim_collide {
 	/* the previous broad phase's candidates and bounds, while a new one looks up what
 	 * it can carry over (carry_bounds), and the lookup's index */
 	darray old_vf, old_ee, old_vf_lb, old_ee_lb, key_start, key_items;
+	/* the parallel drop_dirty's kept candidates (swapped with vf, ee and their states and
+	 * bounds) and its per-block counts; the parallel dirty scan's per-block counts */
+	darray drop_vf, drop_ee, drop_vf_state, drop_ee_state, drop_vf_lb, drop_ee_lb, drop_counts;
 	/* When the contacts reuse the candidates of an earlier substep, its start positions
 	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
 	 * carries over, less the two sides' largest moves. */
@@ -339,6 +342,10 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->hits.data);
+	darray *drops[] = {&c->drop_vf, &c->drop_ee, &c->drop_vf_state, &c->drop_ee_state, &c->drop_vf_lb,
+	                   &c->drop_ee_lb, &c->drop_counts};
+	for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++)
+		free(drops[i]->data);
 	free(c->pre.data);
 	free(c->roots.data);
 	free(c->seen.data);
@@ -1813,12 +1820,114 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	return ok && (!par || merge_candidates(c, nblocks));
 }
 
+/* Candidates per block of the parallel drop_dirty. */
+#define DROP_BLOCK 4096
+
+/* drop_dirty in two loops over blocks of the vertex-face candidates, then the edge-edge
+ * ones: each block counts what it keeps; after a prefix sum over the blocks (in block
+ * order, on the caller), each writes its kept candidates at their place in the drop_*
+ * lists and its dropped ones at theirs in old_vf and old_ee, so that both lists are the
+ * serial loop's whatever the workers.  A block writes only its own slots: the stores
+ * that the serial loop makes branch-free go, for a candidate on the other side, to the
+ * block's own spare slot past the end of the lists (count + block). */
+typedef struct drop_task {
+	sim_collide *c;
+	int vf_blocks;   /* blocks [0, vf_blocks) are vertex-face, the rest edge-edge */
+	int *kept;       /* per block: its kept candidates; then the kept ones before it */
+	bool write;      /* the second loop */
+} drop_task;
+
+static void drop_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const drop_task *t = ctx;
+	sim_collide *c = t->c;
+	const unsigned char *dirty = c->tri_dirty.data;
+	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	for (int blk = start; blk < end; blk++) {
+		bool is_vf = blk < t->vf_blocks;
+		const darray *list = is_vf ? &c->vf : &c->ee;
+		const pair *p = list->data;
+		int first = (is_vf ? blk : blk - t->vf_blocks) * DROP_BLOCK;
+		int last = first + DROP_BLOCK < list->count ? first + DROP_BLOCK : list->count;
+		/* a vertex-face pair's vertex is owned through vert_tri, an edge through edge_tri */
+		const int *ta = is_vf ? vt : et, *tb = is_vf ? NULL : et;
+		if (!t->write) {
+			int n = 0;
+			for (int q = first; q < last; q++)
+				n += !(dirty[ta[p[q].a]] | dirty[tb ? tb[p[q].b] : p[q].b]);
+			t->kept[blk] = n;
+			continue;
+		}
+		const int *st = (is_vf ? c->vf_state : c->ee_state).data;
+		const double *lb = (is_vf ? c->vf_lb : c->ee_lb).data;
+		pair *kp = (is_vf ? c->drop_vf : c->drop_ee).data, *op = (is_vf ? c->old_vf : c->old_ee).data;
+		int *ks = (is_vf ? c->drop_vf_state : c->drop_ee_state).data;
+		double *kl = (is_vf ? c->drop_vf_lb : c->drop_ee_lb).data, *ol = (is_vf ? c->old_vf_lb : c->old_ee_lb).data;
+		int spare = list->count + blk, n = t->kept[blk], m = first - n;
+		for (int q = first; q < last; q++) {
+			bool gone = dirty[ta[p[q].a]] | dirty[tb ? tb[p[q].b] : p[q].b];
+			int ki = gone ? spare : n, oi = gone ? m : spare;
+			kp[ki] = p[q], ks[ki] = st[q], kl[ki] = lb[q];
+			op[oi] = p[q], ol[oi] = lb[q];
+			n += !gone;
+			m += gone;
+		}
+	}
+}
+
+static void swap_darray(darray *a, darray *b)
+{
+	darray t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* drop_dirty's loops handed out (drop_task); false when out of memory. */
+static bool drop_dirty_parallel(sim_collide *c, const sim_world *w)
+{
+	int vb = (c->vf.count + DROP_BLOCK - 1) / DROP_BLOCK, eb = (c->ee.count + DROP_BLOCK - 1) / DROP_BLOCK;
+	int nv = c->vf.count + vb + eb, ne = c->ee.count + vb + eb; /* room for every block's spare slot */
+	if (!reserve(&c->drop_counts, sizeof(int), vb + eb) || !reserve(&c->drop_vf, sizeof(pair), nv) ||
+	    !reserve(&c->drop_vf_state, sizeof(int), nv) || !reserve(&c->drop_vf_lb, sizeof(double), nv) ||
+	    !reserve(&c->old_vf, sizeof(pair), nv) || !reserve(&c->old_vf_lb, sizeof(double), nv) ||
+	    !reserve(&c->drop_ee, sizeof(pair), ne) || !reserve(&c->drop_ee_state, sizeof(int), ne) ||
+	    !reserve(&c->drop_ee_lb, sizeof(double), ne) || !reserve(&c->old_ee, sizeof(pair), ne) ||
+	    !reserve(&c->old_ee_lb, sizeof(double), ne))
+		return false;
+	int *kept = c->drop_counts.data;
+	drop_task task = {c, vb, kept, false};
+	sim_parallel_for(w, drop_range, vb + eb, 1, &task);
+	int kv = 0, ke = 0;
+	for (int b = 0; b < vb + eb; b++) {
+		int *sum = b < vb ? &kv : &ke, n = kept[b];
+		kept[b] = *sum;
+		*sum += n;
+	}
+	task.write = true;
+	sim_parallel_for(w, drop_range, vb + eb, 1, &task);
+	c->old_vf.count = c->vf.count - kv;
+	c->old_ee.count = c->ee.count - ke;
+	swap_darray(&c->vf, &c->drop_vf);
+	swap_darray(&c->vf_state, &c->drop_vf_state);
+	swap_darray(&c->vf_lb, &c->drop_vf_lb);
+	swap_darray(&c->ee, &c->drop_ee);
+	swap_darray(&c->ee_state, &c->drop_ee_state);
+	swap_darray(&c->ee_lb, &c->drop_ee_lb);
+	c->vf.count = kv;
+	c->ee.count = ke;
+	return true;
+}
+
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
  * changed, so neither has what they yield), in order, with their states and bounds; the
  * others go to old_vf and old_ee with their bounds, for the pairs found again
  * (carry_bounds).  False when out of memory. */
-static bool drop_dirty(sim_collide *c)
+static bool drop_dirty(sim_collide *c, const sim_world *w)
 {
+	/* two blocks at least, or a hand-out costs more than it saves */
+	if (parallel(w) && c->vf.count + c->ee.count > 2 * DROP_BLOCK)
+		return drop_dirty_parallel(c, w);
 	const unsigned char *dirty = c->tri_dirty.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
@@ -1917,7 +2026,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
-	if (!drop_dirty(c))
+	if (!drop_dirty(c, w))
 		return false;
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
