@@ -1462,6 +1462,22 @@ static bool fit_trees(sim_collide *c, const sim_world *w)
 	return true;
 }
 
+/* fit_trees for an in-place refresh: only the dirty triangles' boxes have changed, so
+ * only the leaves holding one are refitted, and the trees are left marked with them for
+ * the marked traversal (sim_bvh_update_marked): the trees of fit_trees. */
+static bool fit_dirty_trees(sim_collide *c, const sim_world *w, const unsigned char *dirty)
+{
+	const fbox *tb = c->tri_box.data;
+	const int *tri = c->tris.data;
+	for (int o = 0; o < c->owner_count; o++) {
+		int first = c->owner_first_tri[o];
+		if (!sim_bvh_update_marked(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                           (float)CCD_GAP, dirty + first, w))
+			return false;
+	}
+	return true;
+}
+
 /* The traversal jobs of a broad phase: every pair of trees that meet, each cut into up to
  * `target` jobs whose outputs, concatenated in order, are the whole traversal's
  * (sim_bvh_split): the same list for any number of jobs and workers.  Returns how many,
@@ -1800,10 +1816,8 @@ static void expand_range(int start, int end, int worker, void *ctx)
  * traversal's order; false when out of memory. */
 static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
-	const unsigned char *dirty = c->tri_dirty.data;
-	/* a tree pair with no dirty triangle returns at its roots' marks */
-	for (int o = 0; o < c->owner_count; o++)
-		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
+	/* the trees are marked with the dirty triangles (fit_dirty_trees): a tree pair with
+	 * none returns at its roots' marks */
 	if (!marked_hits(c, w))
 		return false;
 
@@ -2021,7 +2035,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
 	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
 	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
-	if (!fit_trees(c, w))
+	if (!fit_dirty_trees(c, w, dirty))
 		return false;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
