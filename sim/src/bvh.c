@@ -293,14 +293,22 @@ static inline void src_box(const bvh_src *s, int t, float margin, bvh_box *out)
 		triangle_box(s->tris + 3 * (size_t)t, s->x0, s->x1, margin, out);
 }
 
-/* Every leaf's lanes and its node's box; with only, the leaves l with only[l] set. */
-static void fit_leaf_range(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *only, int first,
+/* Every leaf's lanes and its node's box; with marked (a flag per triangle), each leaf's
+ * marks as sim_bvh_mark sets them, and only the leaves with a marked lane refitted. */
+static void fit_leaf_range(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *marked, int first,
                            int last)
 {
 	for (int l = first; l < last; l++) {
-		if (only && !only[l])
-			continue;
 		bvh_leaf *leaf = &b->leaves[l];
+		if (marked) {
+			unsigned m = 0;
+			for (int k = 0; k < 4; k++)
+				m |= (unsigned)(k < leaf->count && marked[leaf->tri[k]]) << k;
+			b->leaf_mark[l] = (unsigned char)m;
+			b->node_mark[leaf->node] = m != 0;
+			if (!m)
+				continue;
+		}
 		bvh_box u, box;
 		src_box(s, leaf->tri[0], margin, &u);
 		set_lane(leaf, 0, &u);
@@ -321,14 +329,14 @@ typedef struct fit_task {
 	sim_bvh *b;
 	const bvh_src *s;
 	float margin;
-	const unsigned char *only;
+	const unsigned char *marked;
 } fit_task;
 
 static void fit_leaf_task(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const fit_task *t = ctx;
-	fit_leaf_range(t->b, t->s, t->margin, t->only, start, end);
+	fit_leaf_range(t->b, t->s, t->margin, t->marked, start, end);
 }
 
 /* Leaves per range of a parallel refit: each leaf writes only its own lanes and its own
@@ -337,13 +345,13 @@ static void fit_leaf_task(int start, int end, int worker, void *ctx)
  * leaves) is cut into 16 ranges. */
 #define FIT_RANGE 512
 
-static void fit_leaves_on(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *only,
+static void fit_leaves_on(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *marked,
                           const sim_world *w)
 {
 	if (w)
-		sim_parallel_for(w, fit_leaf_task, b->leaf_count, FIT_RANGE, &(fit_task){b, s, margin, only});
+		sim_parallel_for(w, fit_leaf_task, b->leaf_count, FIT_RANGE, &(fit_task){b, s, margin, marked});
 	else
-		fit_leaf_range(b, s, margin, only, 0, b->leaf_count);
+		fit_leaf_range(b, s, margin, marked, 0, b->leaf_count);
 }
 
 static void fit_leaves(sim_bvh *b, const bvh_src *s, float margin)
@@ -360,20 +368,26 @@ static double half_area(const bvh_box *box)
 }
 
 /* Internal boxes from their children, children before parents (the reverse of build
- * order); returns the summed half-area of the internal boxes. */
-static double fit_nodes(sim_bvh *b)
+ * order); returns the summed half-area of the internal boxes.  marks: the internal
+ * nodes' marks too, from their children's, in the same sweep. */
+static double fit_nodes_marks(sim_bvh *b, bool marks)
 {
 	bvh_box *nb = b->node_box;
 	const bvh_link *link = b->link;
+	unsigned char *nm = b->node_mark;
 	double area = 0.0;
 	for (int i = b->node_count - 1; i >= 0; i--) {
 		if (link[i].leaf)
 			continue;
 		box_union(&nb[i + 1], &nb[link[i].index], &nb[i]);
 		area += half_area(&nb[i]);
+		if (marks)
+			nm[i] = nm[i + 1] | nm[link[i].index];
 	}
 	return area;
 }
+
+static double fit_nodes(sim_bvh *b) { return fit_nodes_marks(b, false); }
 
 /* The build's total order: centre coordinate, then triangle index, as one integer.
  * Flipping the float's bits (all of them for a negative number, the sign for a
@@ -557,11 +571,11 @@ bool sim_bvh_update_marked(sim_bvh *b, const sim_box *boxes, const int *tris, in
 		return true;
 	}
 	/* A leaf with no marked triangle would get the lanes and node box it has (the same
-	 * boxes, margin and vertices): only the others are refitted.  The internal nodes are
-	 * all swept, since the rebuild rule needs their whole area, summed in the same order. */
-	sim_bvh_mark(b, marked);
-	fit_leaves_on(b, &s, margin, b->leaf_mark, w);
-	if (fit_nodes(b) > 2.0 * b->build_area) {
+	 * boxes, margin and vertices): only the others are refitted, each leaf's marks set on
+	 * the way.  The internal nodes are all swept, since the rebuild rule needs their whole
+	 * area, summed in the same order; their marks come in the same sweep. */
+	fit_leaves_on(b, &s, margin, marked, w);
+	if (fit_nodes_marks(b, true) > 2.0 * b->build_area) {
 		build(b, &s, count, margin);
 		sim_bvh_mark(b, marked); /* the build cleared the marks */
 	}
