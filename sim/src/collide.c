@@ -216,6 +216,7 @@ struct sim_collide {
 	/* the parallel drop_dirty's kept candidates (swapped with vf, ee and their states and
 	 * bounds) and its per-block counts; the parallel dirty scan's per-block counts */
 	darray drop_vf, drop_ee, drop_vf_state, drop_ee_state, drop_vf_lb, drop_ee_lb, drop_counts;
+	darray carry_scratch; /* int: the parallel index build's counts, part starts and grouped pairs */
 	/* When the contacts reuse the candidates of an earlier substep, its start positions
 	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
 	 * carries over, less the two sides' largest moves. */
@@ -343,7 +344,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_trees.data);
 	free(c->hits.data);
 	darray *drops[] = {&c->drop_vf, &c->drop_ee, &c->drop_vf_state, &c->drop_ee_state, &c->drop_vf_lb,
-	                   &c->drop_ee_lb, &c->drop_counts};
+	                   &c->drop_ee_lb, &c->drop_counts, &c->carry_scratch};
 	for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++)
 		free(drops[i]->data);
 	free(c->pre.data);
@@ -1366,6 +1367,96 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	}
 }
 
+/* The index built in parallel, from this many old pairs: a counting sort by key range
+ * first (KEY_PARTS ranges of keys, blocks of KEY_BLOCK old pairs: per block and range a
+ * count; a prefix sum in (range, block) order on the caller; each block puts its pairs'
+ * indices at their place in their range's group, in old order), then each range's own
+ * counting sort over its keys, from its group.  Each key's run is the serial sort's,
+ * its pairs in old order, so the index is the serial one for any worker count. */
+#define KEY_PARALLEL_MIN 16384
+#define KEY_PARTS 16
+#define KEY_BLOCK 8192
+
+typedef struct key_task {
+	const pair *old;
+	int old_count, keys, shift, blocks; /* key k is in range k >> shift */
+	int *counts;     /* [block][range]: counts, then where the block's pairs of the range go */
+	int *part_start; /* KEY_PARTS + 1: each range's group in grouped, and run start */
+	int *grouped;    /* the old pairs' indices, by range, each range's in old order */
+	int *start;
+	pair *items;
+	int phase;       /* 0: count, 1: group (over blocks); 2: each range's sort (over ranges) */
+} key_task;
+
+static void key_range(int first, int last, int worker, void *ctx)
+{
+	(void)worker;
+	const key_task *t = ctx;
+	const pair *op = t->old;
+	for (int k = first; k < last; k++) {
+		if (t->phase < 2) {
+			int q0 = k * KEY_BLOCK, q1 = q0 + KEY_BLOCK < t->old_count ? q0 + KEY_BLOCK : t->old_count;
+			int *cnt = t->counts + (size_t)k * KEY_PARTS;
+			if (t->phase == 0) {
+				memset(cnt, 0, sizeof(int) * KEY_PARTS);
+				for (int q = q0; q < q1; q++)
+					cnt[op[q].a >> t->shift]++;
+			} else {
+				for (int q = q0; q < q1; q++)
+					t->grouped[cnt[op[q].a >> t->shift]++] = q;
+			}
+			continue;
+		}
+		/* range k: keys [k0, k1), as the serial sort does them */
+		int k0 = k << t->shift, k1 = (k + 1) << t->shift;
+		k1 = k1 < t->keys ? k1 : t->keys;
+		if (k0 >= k1)
+			continue;
+		int *start = t->start;
+		const int *g = t->grouped + t->part_start[k], n = t->part_start[k + 1] - t->part_start[k];
+		memset(start + k0, 0, sizeof(int) * (size_t)(k1 - k0));
+		for (int i = 0; i < n; i++)
+			start[op[g[i]].a]++;
+		for (int key = k0, run = t->part_start[k]; key < k1; key++) {
+			int c = start[key];
+			start[key] = run;
+			run += c;
+		}
+		for (int i = 0; i < n; i++) {
+			int q = g[i];
+			t->items[start[op[q].a]++] = (pair){op[q].b, q};
+		}
+	}
+}
+
+static bool key_index_parallel(sim_collide *c, const sim_world *w, const pair *op, int count, int keys, int *start,
+                               pair *items)
+{
+	int blocks = (count + KEY_BLOCK - 1) / KEY_BLOCK, shift = 0;
+	while (((keys - 1) >> shift) >= KEY_PARTS)
+		shift++;
+	if (!reserve(&c->carry_scratch, sizeof(int), blocks * KEY_PARTS + KEY_PARTS + 1 + count))
+		return false;
+	int *counts = c->carry_scratch.data, *part_start = counts + blocks * KEY_PARTS;
+	key_task t = {op, count, keys, shift, blocks, counts, part_start, part_start + KEY_PARTS + 1, start, items, 0};
+	sim_parallel_for(w, key_range, blocks, 1, &t);
+	for (int p = 0, run = 0; p < KEY_PARTS; p++) {
+		part_start[p] = run;
+		for (int b = 0; b < blocks; b++) {
+			int n = counts[b * KEY_PARTS + p];
+			counts[b * KEY_PARTS + p] = run;
+			run += n;
+		}
+		part_start[p + 1] = run;
+	}
+	t.phase = 1;
+	sim_parallel_for(w, key_range, blocks, 1, &t);
+	t.phase = 2;
+	sim_parallel_for(w, key_range, KEY_PARTS, 1, &t);
+	start[keys] = count;
+	return true;
+}
+
 static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
                          const darray *cur, double *lb, int keys)
 {
@@ -1376,13 +1467,18 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	int *start = c->key_start.data;
 	pair *items = c->key_items.data;
 	const pair *op = old->data;
-	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-	for (int q = 0; q < old->count; q++)
-		start[op[q].a + 1]++;
-	for (int k = 0; k < keys; k++)
-		start[k + 1] += start[k];
-	for (int q = 0; q < old->count; q++)
-		items[start[op[q].a]++] = (pair){op[q].b, q};
+	if (parallel(w) && old->count >= KEY_PARALLEL_MIN) {
+		if (!key_index_parallel(c, w, op, old->count, keys, start, items))
+			return false;
+	} else {
+		memset(start, 0, sizeof(int) * ((size_t)keys + 1));
+		for (int q = 0; q < old->count; q++)
+			start[op[q].a + 1]++;
+		for (int k = 0; k < keys; k++)
+			start[k + 1] += start[k];
+		for (int q = 0; q < old->count; q++)
+			items[start[op[q].a]++] = (pair){op[q].b, q};
+	}
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
 	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
