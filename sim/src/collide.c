@@ -1947,42 +1947,52 @@ typedef struct drop_task {
 	bool write;      /* the second loop */
 } drop_task;
 
+/* One block of drop_range; is_vf is a constant at each call, so that each list's loop is
+ * compiled for it alone. */
+static inline __attribute__((always_inline)) void drop_block(const drop_task *t, int blk, bool is_vf)
+{
+	sim_collide *c = t->c;
+	const unsigned char *dirty = c->tri_dirty.data;
+	/* a vertex-face pair's vertex is owned through vert_tri, an edge through edge_tri */
+	const int *ta = is_vf ? c->vert_tri : c->edge_tri.data, *et = c->edge_tri.data;
+	const darray *list = is_vf ? &c->vf : &c->ee;
+	const pair *p = list->data;
+	int first = (is_vf ? blk : blk - t->vf_blocks) * DROP_BLOCK;
+	int last = first + DROP_BLOCK < list->count ? first + DROP_BLOCK : list->count;
+	if (!t->write) {
+		int n = 0;
+		for (int q = first; q < last; q++)
+			n += !(dirty[ta[p[q].a]] | dirty[is_vf ? p[q].b : et[p[q].b]]);
+		t->kept[blk] = n;
+		return;
+	}
+	const int *st = (is_vf ? c->vf_state : c->ee_state).data;
+	const double *lb = (is_vf ? c->vf_lb : c->ee_lb).data;
+	pair *kp = (is_vf ? c->drop_vf : c->drop_ee).data, *op = (is_vf ? c->old_vf : c->old_ee).data;
+	int *ks = (is_vf ? c->drop_vf_state : c->drop_ee_state).data;
+	double *kl = (is_vf ? c->drop_vf_lb : c->drop_ee_lb).data, *ol = (is_vf ? c->old_vf_lb : c->old_ee_lb).data;
+	int spare = list->count + blk, n = t->kept[blk], m = first - n;
+	for (int q = first; q < last; q++) {
+		pair pq = p[q];
+		double b = lb[q];
+		bool gone = dirty[ta[pq.a]] | dirty[is_vf ? pq.b : et[pq.b]];
+		int ki = gone ? spare : n, oi = gone ? m : spare;
+		kp[ki] = pq, ks[ki] = st[q], kl[ki] = b;
+		op[oi] = pq, ol[oi] = b;
+		n += !gone;
+		m += gone;
+	}
+}
+
 static void drop_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const drop_task *t = ctx;
-	sim_collide *c = t->c;
-	const unsigned char *dirty = c->tri_dirty.data;
-	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	for (int blk = start; blk < end; blk++) {
-		bool is_vf = blk < t->vf_blocks;
-		const darray *list = is_vf ? &c->vf : &c->ee;
-		const pair *p = list->data;
-		int first = (is_vf ? blk : blk - t->vf_blocks) * DROP_BLOCK;
-		int last = first + DROP_BLOCK < list->count ? first + DROP_BLOCK : list->count;
-		/* a vertex-face pair's vertex is owned through vert_tri, an edge through edge_tri */
-		const int *ta = is_vf ? vt : et, *tb = is_vf ? NULL : et;
-		if (!t->write) {
-			int n = 0;
-			for (int q = first; q < last; q++)
-				n += !(dirty[ta[p[q].a]] | dirty[tb ? tb[p[q].b] : p[q].b]);
-			t->kept[blk] = n;
-			continue;
-		}
-		const int *st = (is_vf ? c->vf_state : c->ee_state).data;
-		const double *lb = (is_vf ? c->vf_lb : c->ee_lb).data;
-		pair *kp = (is_vf ? c->drop_vf : c->drop_ee).data, *op = (is_vf ? c->old_vf : c->old_ee).data;
-		int *ks = (is_vf ? c->drop_vf_state : c->drop_ee_state).data;
-		double *kl = (is_vf ? c->drop_vf_lb : c->drop_ee_lb).data, *ol = (is_vf ? c->old_vf_lb : c->old_ee_lb).data;
-		int spare = list->count + blk, n = t->kept[blk], m = first - n;
-		for (int q = first; q < last; q++) {
-			bool gone = dirty[ta[p[q].a]] | dirty[tb ? tb[p[q].b] : p[q].b];
-			int ki = gone ? spare : n, oi = gone ? m : spare;
-			kp[ki] = p[q], ks[ki] = st[q], kl[ki] = lb[q];
-			op[oi] = p[q], ol[oi] = lb[q];
-			n += !gone;
-			m += gone;
-		}
+		if (blk < t->vf_blocks)
+			drop_block(t, blk, true);
+		else
+			drop_block(t, blk, false);
 	}
 }
 
