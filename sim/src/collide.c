@@ -217,6 +217,7 @@ struct sim_collide {
 	 * bounds) and its per-block counts; the parallel dirty scan's per-block counts */
 	darray drop_vf, drop_ee, drop_vf_state, drop_ee_state, drop_vf_lb, drop_ee_lb, drop_counts;
 	darray carry_scratch; /* int: the parallel index build's counts, part starts and grouped pairs */
+	/* (drop_counts serves the parallel scan for dirty triangles too, before drop_dirty) */
 	/* When the contacts reuse the candidates of an earlier substep, its start positions
 	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
 	 * carries over, less the two sides' largest moves. */
@@ -2087,6 +2088,78 @@ static bool drop_dirty(sim_collide *c, const sim_world *w)
 	return true;
 }
 
+/* Triangles per block of the parallel scan for dirty triangles. */
+#define SCAN_BLOCK 4096
+
+/* scan_dirty in two loops over blocks of triangles: each block sets its triangles' flags
+ * and counts the dirty ones; after a prefix sum in block order, each lists its own at
+ * their place: the serial list for any worker count. */
+typedef struct scan_task {
+	sim_collide *c;
+	int *counts; /* per block: its dirty triangles, then the dirty ones before it */
+	bool write;
+} scan_task;
+
+static void scan_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const scan_task *t = ctx;
+	sim_collide *c = t->c;
+	const int nt = c->tris.count, *tri = c->tris.data;
+	const unsigned char *esc = c->escaped;
+	unsigned char *dirty = c->tri_dirty.data;
+	int *list = c->dirty_list.data;
+	for (int blk = start; blk < end; blk++) {
+		int first = blk * SCAN_BLOCK, last = first + SCAN_BLOCK < nt ? first + SCAN_BLOCK : nt;
+		if (!t->write) {
+			int n = 0;
+			for (int k = first; k < last; k++) {
+				const int *v = &tri[3 * k];
+				dirty[k] = esc[v[0]] | esc[v[1]] | esc[v[2]];
+				n += dirty[k];
+			}
+			t->counts[blk] = n;
+		} else {
+			/* a branch, not the serial loop's branch-free store: that store would reach
+			 * the next block's first slot */
+			for (int k = first, n = t->counts[blk]; k < last; k++)
+				if (dirty[k])
+					list[n++] = k;
+		}
+	}
+}
+
+/* Flags the triangles with a vertex whose box is new (escaped) in tri_dirty and lists
+ * them in index order in dirty_list; returns how many, or -1 when out of memory. */
+static int scan_dirty(sim_collide *c, const sim_world *w)
+{
+	const int nt = c->tris.count, *tri = c->tris.data, blocks = (nt + SCAN_BLOCK - 1) / SCAN_BLOCK;
+	unsigned char *dirty = c->tri_dirty.data;
+	int *list = c->dirty_list.data, nd = 0;
+	if (!parallel(w) || blocks < 2) {
+		for (int t = 0; t < nt; t++) {
+			const int *v = &tri[3 * t];
+			dirty[t] = c->escaped[v[0]] | c->escaped[v[1]] | c->escaped[v[2]];
+			list[nd] = t;
+			nd += dirty[t];
+		}
+		return nd;
+	}
+	if (!reserve(&c->drop_counts, sizeof(int), blocks))
+		return -1;
+	int *counts = c->drop_counts.data;
+	scan_task task = {c, counts, false};
+	sim_parallel_for(w, scan_range, blocks, 1, &task);
+	for (int b = 0; b < blocks; b++) {
+		int n = counts[b];
+		counts[b] = nd;
+		nd += n;
+	}
+	task.write = true;
+	sim_parallel_for(w, scan_range, blocks, 1, &task);
+	return nd;
+}
+
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
@@ -2120,15 +2193,10 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count, ne = c->edges.count;
-	const int *tri = c->tris.data;
 	unsigned char *dirty = c->tri_dirty.data;
-	int *list = c->dirty_list.data, nd = 0;
-	for (int t = 0; t < nt; t++) {
-		const int *v = &tri[3 * t];
-		dirty[t] = c->escaped[v[0]] | c->escaped[v[1]] | c->escaped[v[2]];
-		list[nd] = t;
-		nd += dirty[t];
-	}
+	int *list = c->dirty_list.data, nd = scan_dirty(c, w);
+	if (nd < 0)
+		return false;
 	if ((float)nd > BROAD_REFRESH_MAX * (float)nt) {
 		if (nt > 0)
 			memset(dirty, 0, (size_t)nt);
