@@ -213,11 +213,7 @@ struct sim_collide {
 	/* the previous broad phase's candidates and bounds, while a new one looks up what
 	 * it can carry over (carry_bounds), and the lookup's index */
 	darray old_vf, old_ee, old_vf_lb, old_ee_lb, key_start, key_items;
-	/* the parallel drop_dirty's kept candidates (swapped with vf, ee and their states and
-	 * bounds) and its per-block counts; the parallel dirty scan's per-block counts */
-	darray drop_vf, drop_ee, drop_vf_state, drop_ee_state, drop_vf_lb, drop_ee_lb, drop_counts;
-	darray carry_scratch; /* int: the parallel index build's counts, part starts and grouped pairs */
-	/* (drop_counts serves the parallel scan for dirty triangles too, before drop_dirty) */
+	darray scan_counts; /* int: the parallel scan for dirty triangles' per-block counts */
 	/* When the contacts reuse the candidates of an earlier substep, its start positions
 	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
 	 * carries over, less the two sides' largest moves. */
@@ -344,10 +340,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->hits.data);
-	darray *drops[] = {&c->drop_vf, &c->drop_ee, &c->drop_vf_state, &c->drop_ee_state, &c->drop_vf_lb,
-	                   &c->drop_ee_lb, &c->drop_counts, &c->carry_scratch};
-	for (size_t i = 0; i < sizeof drops / sizeof drops[0]; i++)
-		free(drops[i]->data);
+	free(c->scan_counts.data);
 	free(c->pre.data);
 	free(c->roots.data);
 	free(c->seen.data);
@@ -1368,96 +1361,6 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	}
 }
 
-/* The index built in parallel, from this many old pairs: a counting sort by key range
- * first (KEY_PARTS ranges of keys, blocks of KEY_BLOCK old pairs: per block and range a
- * count; a prefix sum in (range, block) order on the caller; each block puts its pairs'
- * indices at their place in their range's group, in old order), then each range's own
- * counting sort over its keys, from its group.  Each key's run is the serial sort's,
- * its pairs in old order, so the index is the serial one for any worker count. */
-#define KEY_PARALLEL_MIN 16384
-#define KEY_PARTS 16
-#define KEY_BLOCK 8192
-
-typedef struct key_task {
-	const pair *old;
-	int old_count, keys, shift, blocks; /* key k is in range k >> shift */
-	int *counts;     /* [block][range]: counts, then where the block's pairs of the range go */
-	int *part_start; /* KEY_PARTS + 1: each range's group in grouped, and run start */
-	int *grouped;    /* the old pairs' indices, by range, each range's in old order */
-	int *start;
-	pair *items;
-	int phase;       /* 0: count, 1: group (over blocks); 2: each range's sort (over ranges) */
-} key_task;
-
-static void key_range(int first, int last, int worker, void *ctx)
-{
-	(void)worker;
-	const key_task *t = ctx;
-	const pair *op = t->old;
-	for (int k = first; k < last; k++) {
-		if (t->phase < 2) {
-			int q0 = k * KEY_BLOCK, q1 = q0 + KEY_BLOCK < t->old_count ? q0 + KEY_BLOCK : t->old_count;
-			int *cnt = t->counts + (size_t)k * KEY_PARTS;
-			if (t->phase == 0) {
-				memset(cnt, 0, sizeof(int) * KEY_PARTS);
-				for (int q = q0; q < q1; q++)
-					cnt[op[q].a >> t->shift]++;
-			} else {
-				for (int q = q0; q < q1; q++)
-					t->grouped[cnt[op[q].a >> t->shift]++] = q;
-			}
-			continue;
-		}
-		/* range k: keys [k0, k1), as the serial sort does them */
-		int k0 = k << t->shift, k1 = (k + 1) << t->shift;
-		k1 = k1 < t->keys ? k1 : t->keys;
-		if (k0 >= k1)
-			continue;
-		int *start = t->start;
-		const int *g = t->grouped + t->part_start[k], n = t->part_start[k + 1] - t->part_start[k];
-		memset(start + k0, 0, sizeof(int) * (size_t)(k1 - k0));
-		for (int i = 0; i < n; i++)
-			start[op[g[i]].a]++;
-		for (int key = k0, run = t->part_start[k]; key < k1; key++) {
-			int c = start[key];
-			start[key] = run;
-			run += c;
-		}
-		for (int i = 0; i < n; i++) {
-			int q = g[i];
-			t->items[start[op[q].a]++] = (pair){op[q].b, q};
-		}
-	}
-}
-
-static bool key_index_parallel(sim_collide *c, const sim_world *w, const pair *op, int count, int keys, int *start,
-                               pair *items)
-{
-	int blocks = (count + KEY_BLOCK - 1) / KEY_BLOCK, shift = 0;
-	while (((keys - 1) >> shift) >= KEY_PARTS)
-		shift++;
-	if (!reserve(&c->carry_scratch, sizeof(int), blocks * KEY_PARTS + KEY_PARTS + 1 + count))
-		return false;
-	int *counts = c->carry_scratch.data, *part_start = counts + blocks * KEY_PARTS;
-	key_task t = {op, count, keys, shift, blocks, counts, part_start, part_start + KEY_PARTS + 1, start, items, 0};
-	sim_parallel_for(w, key_range, blocks, 1, &t);
-	for (int p = 0, run = 0; p < KEY_PARTS; p++) {
-		part_start[p] = run;
-		for (int b = 0; b < blocks; b++) {
-			int n = counts[b * KEY_PARTS + p];
-			counts[b * KEY_PARTS + p] = run;
-			run += n;
-		}
-		part_start[p + 1] = run;
-	}
-	t.phase = 1;
-	sim_parallel_for(w, key_range, blocks, 1, &t);
-	t.phase = 2;
-	sim_parallel_for(w, key_range, KEY_PARTS, 1, &t);
-	start[keys] = count;
-	return true;
-}
-
 static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
                          const darray *cur, double *lb, int keys)
 {
@@ -1468,18 +1371,13 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	int *start = c->key_start.data;
 	pair *items = c->key_items.data;
 	const pair *op = old->data;
-	if (parallel(w) && old->count >= KEY_PARALLEL_MIN) {
-		if (!key_index_parallel(c, w, op, old->count, keys, start, items))
-			return false;
-	} else {
-		memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-		for (int q = 0; q < old->count; q++)
-			start[op[q].a + 1]++;
-		for (int k = 0; k < keys; k++)
-			start[k + 1] += start[k];
-		for (int q = 0; q < old->count; q++)
-			items[start[op[q].a]++] = (pair){op[q].b, q};
-	}
+	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
+	for (int q = 0; q < old->count; q++)
+		start[op[q].a + 1]++;
+	for (int k = 0; k < keys; k++)
+		start[k + 1] += start[k];
+	for (int q = 0; q < old->count; q++)
+		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
 	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
@@ -1931,124 +1829,12 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	return ok && (!par || merge_candidates(c, nblocks));
 }
 
-/* Candidates per block of the parallel drop_dirty. */
-#define DROP_BLOCK 4096
-
-/* drop_dirty in two loops over blocks of the vertex-face candidates, then the edge-edge
- * ones: each block counts what it keeps; after a prefix sum over the blocks (in block
- * order, on the caller), each writes its kept candidates at their place in the drop_*
- * lists and its dropped ones at theirs in old_vf and old_ee, so that both lists are the
- * serial loop's whatever the workers.  A block writes only its own slots: the stores
- * that the serial loop makes branch-free go, for a candidate on the other side, to the
- * block's own spare slot past the end of the lists (count + block). */
-typedef struct drop_task {
-	sim_collide *c;
-	int vf_blocks;   /* blocks [0, vf_blocks) are vertex-face, the rest edge-edge */
-	int *kept;       /* per block: its kept candidates; then the kept ones before it */
-	bool write;      /* the second loop */
-} drop_task;
-
-/* One block of drop_range; is_vf is a constant at each call, so that each list's loop is
- * compiled for it alone. */
-static inline __attribute__((always_inline)) void drop_block(const drop_task *t, int blk, bool is_vf)
-{
-	sim_collide *c = t->c;
-	const unsigned char *dirty = c->tri_dirty.data;
-	/* a vertex-face pair's vertex is owned through vert_tri, an edge through edge_tri */
-	const int *ta = is_vf ? c->vert_tri : c->edge_tri.data, *et = c->edge_tri.data;
-	const darray *list = is_vf ? &c->vf : &c->ee;
-	const pair *p = list->data;
-	int first = (is_vf ? blk : blk - t->vf_blocks) * DROP_BLOCK;
-	int last = first + DROP_BLOCK < list->count ? first + DROP_BLOCK : list->count;
-	if (!t->write) {
-		int n = 0;
-		for (int q = first; q < last; q++)
-			n += !(dirty[ta[p[q].a]] | dirty[is_vf ? p[q].b : et[p[q].b]]);
-		t->kept[blk] = n;
-		return;
-	}
-	const int *st = (is_vf ? c->vf_state : c->ee_state).data;
-	const double *lb = (is_vf ? c->vf_lb : c->ee_lb).data;
-	pair *kp = (is_vf ? c->drop_vf : c->drop_ee).data, *op = (is_vf ? c->old_vf : c->old_ee).data;
-	int *ks = (is_vf ? c->drop_vf_state : c->drop_ee_state).data;
-	double *kl = (is_vf ? c->drop_vf_lb : c->drop_ee_lb).data, *ol = (is_vf ? c->old_vf_lb : c->old_ee_lb).data;
-	int spare = list->count + blk, n = t->kept[blk], m = first - n;
-	for (int q = first; q < last; q++) {
-		pair pq = p[q];
-		double b = lb[q];
-		bool gone = dirty[ta[pq.a]] | dirty[is_vf ? pq.b : et[pq.b]];
-		int ki = gone ? spare : n, oi = gone ? m : spare;
-		kp[ki] = pq, ks[ki] = st[q], kl[ki] = b;
-		op[oi] = pq, ol[oi] = b;
-		n += !gone;
-		m += gone;
-	}
-}
-
-static void drop_range(int start, int end, int worker, void *ctx)
-{
-	(void)worker;
-	const drop_task *t = ctx;
-	for (int blk = start; blk < end; blk++) {
-		if (blk < t->vf_blocks)
-			drop_block(t, blk, true);
-		else
-			drop_block(t, blk, false);
-	}
-}
-
-static void swap_darray(darray *a, darray *b)
-{
-	darray t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* drop_dirty's loops handed out (drop_task); false when out of memory. */
-static bool drop_dirty_parallel(sim_collide *c, const sim_world *w)
-{
-	int vb = (c->vf.count + DROP_BLOCK - 1) / DROP_BLOCK, eb = (c->ee.count + DROP_BLOCK - 1) / DROP_BLOCK;
-	int nv = c->vf.count + vb + eb, ne = c->ee.count + vb + eb; /* room for every block's spare slot */
-	if (!reserve(&c->drop_counts, sizeof(int), vb + eb) || !reserve(&c->drop_vf, sizeof(pair), nv) ||
-	    !reserve(&c->drop_vf_state, sizeof(int), nv) || !reserve(&c->drop_vf_lb, sizeof(double), nv) ||
-	    !reserve(&c->old_vf, sizeof(pair), nv) || !reserve(&c->old_vf_lb, sizeof(double), nv) ||
-	    !reserve(&c->drop_ee, sizeof(pair), ne) || !reserve(&c->drop_ee_state, sizeof(int), ne) ||
-	    !reserve(&c->drop_ee_lb, sizeof(double), ne) || !reserve(&c->old_ee, sizeof(pair), ne) ||
-	    !reserve(&c->old_ee_lb, sizeof(double), ne))
-		return false;
-	int *kept = c->drop_counts.data;
-	drop_task task = {c, vb, kept, false};
-	sim_parallel_for(w, drop_range, vb + eb, 1, &task);
-	int kv = 0, ke = 0;
-	for (int b = 0; b < vb + eb; b++) {
-		int *sum = b < vb ? &kv : &ke, n = kept[b];
-		kept[b] = *sum;
-		*sum += n;
-	}
-	task.write = true;
-	sim_parallel_for(w, drop_range, vb + eb, 1, &task);
-	c->old_vf.count = c->vf.count - kv;
-	c->old_ee.count = c->ee.count - ke;
-	swap_darray(&c->vf, &c->drop_vf);
-	swap_darray(&c->vf_state, &c->drop_vf_state);
-	swap_darray(&c->vf_lb, &c->drop_vf_lb);
-	swap_darray(&c->ee, &c->drop_ee);
-	swap_darray(&c->ee_state, &c->drop_ee_state);
-	swap_darray(&c->ee_lb, &c->drop_ee_lb);
-	c->vf.count = kv;
-	c->ee.count = ke;
-	return true;
-}
-
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
  * changed, so neither has what they yield), in order, with their states and bounds; the
  * others go to old_vf and old_ee with their bounds, for the pairs found again
  * (carry_bounds).  False when out of memory. */
-static bool drop_dirty(sim_collide *c, const sim_world *w)
+static bool drop_dirty(sim_collide *c)
 {
-	/* two blocks at least, or a hand-out costs more than it saves */
-	if (parallel(w) && c->vf.count + c->ee.count > 2 * DROP_BLOCK)
-		return drop_dirty_parallel(c, w);
 	const unsigned char *dirty = c->tri_dirty.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
@@ -2145,9 +1931,9 @@ static int scan_dirty(sim_collide *c, const sim_world *w)
 		}
 		return nd;
 	}
-	if (!reserve(&c->drop_counts, sizeof(int), blocks))
+	if (!reserve(&c->scan_counts, sizeof(int), blocks))
 		return -1;
-	int *counts = c->drop_counts.data;
+	int *counts = c->scan_counts.data;
 	scan_task task = {c, counts, false};
 	sim_parallel_for(w, scan_range, blocks, 1, &task);
 	for (int b = 0; b < blocks; b++) {
@@ -2214,7 +2000,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
-	if (!drop_dirty(c, w))
+	if (!drop_dirty(c))
 		return false;
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
