@@ -1371,12 +1371,15 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	int *start = c->key_start.data;
 	pair *items = c->key_items.data;
 	const pair *op = old->data;
+	/* the count in a local: the stores through start and items might alias old->count,
+	 * which the loops would otherwise load again at every pair */
+	const int n_old = old->count;
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-	for (int q = 0; q < old->count; q++)
+	for (int q = 0; q < n_old; q++)
 		start[op[q].a + 1]++;
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
-	for (int q = 0; q < old->count; q++)
+	for (int q = 0; q < n_old; q++)
 		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
 	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
