@@ -55,7 +55,9 @@
  * the traversal reports only the pairs with a marked one: a mark per leaf lane and per
  * node (its subtree holds a marked triangle, set bottom-up) lets it skip every node pair
  * of two unmarked subtrees, so the upper levels are walked once for all marked triangles
- * instead of once per triangle, as a query each would.
+ * instead of once per triangle, as a query each would.  sim_bvh_update_marked sets the
+ * marks while it refits, and refits only the leaves with a marked lane: the refresh has
+ * changed only the marked triangles' boxes, so every other leaf already holds its own.
  *
  * Traversal.  A node pair of one tree with itself splits into both children with
  * themselves and the two children with each other, so every unordered triangle pair
