@@ -1003,8 +1003,7 @@ static bool log_has(const pair_log *l, int a, int b)
 }
 
 /* The marked traversal reports exactly the full traversal's pairs with a marked triangle
- * (each once), in one tree and between two, for marks from none to all; and
- * sim_bvh_orders is the order a query reports triangles in. */
+ * (each once), in one tree and between two, for marks from none to all. */
 static void marked_pairs_are_the_marked_subset(void)
 {
 	const float margin = 0.002f;
@@ -1067,28 +1066,6 @@ static void marked_pairs_are_the_marked_subset(void)
 					CHECK(want == all.count && want > 0);
 				log_free(&all), log_free(&got);
 			}
-		}
-		/* a query reports in the order sim_bvh_orders gives, a permutation */
-		const int *order = sim_bvh_orders(p);
-		REQUIRE(order);
-		unsigned char *seen = calloc((size_t)half, 1);
-		REQUIRE(seen);
-		for (int t = 0; t < half; t++)
-			if (order[t] >= 0 && order[t] < half)
-				seen[order[t]]++;
-		int once = 0;
-		for (int t = 0; t < half; t++)
-			once += seen[t] == 1;
-		CHECK(once == half);
-		free(seen);
-		for (int t = 0; t < half; t += 7) {
-			pair_log hits = {0};
-			query_log ql = {&hits, t};
-			sim_bvh_query(p, &boxes[t], NULL, margin, log_hit, &ql);
-			CHECK(hits.count > 0);
-			for (int k = 1; k < hits.count; k++)
-				CHECK(order[hits.pairs[2 * k - 1]] < order[hits.pairs[2 * k + 1]]);
-			log_free(&hits);
 		}
 		free(boxes), free(mark);
 		sim_bvh_destroy(p), sim_bvh_destroy(q);
@@ -1166,6 +1143,78 @@ static void parallel_refit_is_the_serial_one(void)
 	soup_free(&g);
 }
 
+/* The in-place refresh's refit (sim_bvh_update_marked): when only the marked triangles'
+ * boxes have changed, it gives the tree of the full refit, box for box, with the same
+ * rebuild decisions and the tree marked as sim_bvh_mark would mark it: on a 64 x 64 grid
+ * (1024 leaves and more, so that the refit is split) through a world's callbacks and on
+ * the caller, for a few and for many marked triangles moved a little (refits), then for
+ * the marked ones scattered far (a rebuild), then for a different count (a build). */
+static void marked_refit_is_the_full_one(void)
+{
+	soup g = grid_soup(64, 2203);
+	REQUIRE(g.tris);
+	backwards bw = {0};
+	sim_world_def def = sim_world_def_default();
+	def.worker_count = 3;
+	def.enqueue_task = backwards_enqueue;
+	def.finish_task = backwards_finish;
+	def.user_task_context = &bw;
+	sim_world *w = sim_world_create(&def);
+	sim_box *boxes = malloc(sizeof(sim_box) * (size_t)g.nt);
+	unsigned char *mark = malloc((size_t)g.nt);
+	REQUIRE(w && boxes && mark);
+	enum { CAP = 20000 };
+	static float a[CAP][7], b[CAP][7];
+	for (int on = 0; on < 2; on++) {
+		const sim_world *pw = on ? w : NULL;
+		sim_bvh *full = sim_bvh_create(), *part = sim_bvh_create();
+		REQUIRE(full && part);
+		for (int t = 0; t < g.nt; t++)
+			tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
+		memset(mark, 0, (size_t)g.nt);
+		CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, g.nt, 0.002f, pw));
+		CHECK(sim_bvh_update_marked(part, boxes, g.tris, g.nt, 0.002f, mark, pw)); /* the first call builds */
+		rng_seed(31 + (uint64_t)on);
+		/* percent marked; the last round scatters them (a rebuild), then one with fewer triangles */
+		const int rates[] = {2, 40, 100, 30, 30};
+		for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+			const bool far = r == 3, fewer = r == 4;
+			for (int t = 0; t < g.nt; t++) {
+				mark[t] = rng_below(100) < rates[r];
+				if (!mark[t])
+					continue;
+				for (int k = 0; k < 3; k++) {
+					const float d = far ? rng_float(-0.8f, 0.8f) : rng_float(-0.004f, 0.004f);
+					boxes[t].lo[k] += d, boxes[t].hi[k] += d + (far ? 0.05f : 0.0005f);
+				}
+			}
+			const int nt = fewer ? g.nt - 5 : g.nt, builds = sim_bvh_build_count(full);
+			CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, nt, 0.002f, pw));
+			CHECK(sim_bvh_update_marked(part, boxes, g.tris, nt, 0.002f, mark, pw));
+			CHECK_MSG(sim_bvh_build_count(full) == builds + (far || fewer), "round %zu: %d builds after %d", r,
+			          sim_bvh_build_count(full), builds);
+			CHECK(sim_bvh_build_count(part) == sim_bvh_build_count(full));
+			int na = sim_bvh_debug_boxes(full, 0, 64, a, CAP, 0), nb = sim_bvh_debug_boxes(part, 0, 64, b, CAP, 0);
+			CHECK_MSG(na == nb && na > nt && na <= CAP, "round %zu: %d boxes against %d", r, nb, na);
+			CHECK_MSG(na == nb && memcmp(a, b, sizeof(a[0]) * (size_t)(na < CAP ? na : CAP)) == 0,
+			          "round %zu: the boxes differ", r);
+			/* left marked: the marked pairs of the full tree marked afterwards */
+			sim_bvh_mark(full, mark);
+			pair_log want = {0}, got = {0};
+			sim_bvh_marked_pairs(full, full, log_pair, &want);
+			sim_bvh_marked_pairs(part, part, log_pair, &got);
+			CHECK_MSG(want.count > 0 && same_log(&got, &want), "round %zu: %d marked pairs against %d", r, got.count,
+			          want.count);
+			log_free(&want);
+			log_free(&got);
+		}
+		sim_bvh_destroy(full), sim_bvh_destroy(part);
+	}
+	free(boxes), free(mark);
+	sim_world_destroy(&w);
+	soup_free(&g);
+}
+
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
 	TEST(box_queries_match_brute_force),
@@ -1176,6 +1225,7 @@ static const test_case tests[] = {
 	TEST(masks_give_the_jobs_pairs),
 	TEST(refit_and_rebuild_rule),
 	TEST(parallel_refit_is_the_serial_one),
+	TEST(marked_refit_is_the_full_one),
 	TEST(refit_without_rebuild_is_exact),
 	TEST(empty_and_single),
 	TEST(pair_order_is_deterministic),

@@ -53,7 +53,30 @@ static uint64_t run_scene(const char *name, int steps, float dt, int iterations,
 	return w ? run_world(w, steps, dt, iterations, kind, workers, bw) : 0;
 }
 
-/* Steps world w (which it destroys) as run_scene does. */
+/* The collision candidates after a step, their vertices and start-distance bounds, folded
+ * into h (FNV-1a): the carried bounds (carry_bounds) and the refresh's kept and dropped
+ * lists (drop_dirty) are compared through them, since a bound lost in a carry-over need
+ * not change the state (it only costs an exact distance). */
+static uint64_t fold_candidates(uint64_t h, const sim_world *w)
+{
+	if (!w->collide)
+		return h;
+	enum { CAP = 300000 };
+	static int v[CAP][4];
+	static double lb[CAP];
+	int nvf = 0, n = sim_collide_debug_candidates(w->collide, v, lb, CAP, &nvf);
+	CHECK_MSG(n <= CAP, "%d candidates", n);
+	n = n < CAP ? n : CAP;
+	const unsigned char *bytes[2] = {(const unsigned char *)v, (const unsigned char *)lb};
+	const size_t sizes[2] = {sizeof v[0] * (size_t)n, sizeof lb[0] * (size_t)n};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizes[k]; i++)
+			h = (h ^ bytes[k][i]) * 1099511628211ull;
+	return h ^ (uint64_t)nvf;
+}
+
+/* Steps world w (which it destroys) as run_scene does; the state hash, with every step's
+ * candidates and bounds folded in (fold_candidates). */
 static uint64_t run_world(sim_world *w, int steps, float dt, int iterations, run_kind kind, int workers,
                           backwards *bw)
 {
@@ -78,9 +101,12 @@ static uint64_t run_world(sim_world *w, int steps, float dt, int iterations, run
 	uint64_t h = 0;
 	if (sim_world_set_def(w, &def) == SIM_OK) {
 		bool ok = true;
-		for (int s = 0; s < steps && ok; s++)
+		uint64_t cand = 14695981039346656037ull;
+		for (int s = 0; s < steps && ok; s++) {
 			ok = sim_world_step(w, dt) == SIM_OK;
-		h = ok ? sim_world_state_hash(w) : 0;
+			cand = fold_candidates(cand, w);
+		}
+		h = ok ? sim_world_state_hash(w) ^ cand : 0;
 	}
 	sim_world_destroy(&w);
 	task_pool_destroy(&pool);

@@ -55,7 +55,9 @@
  * the traversal reports only the pairs with a marked one: a mark per leaf lane and per
  * node (its subtree holds a marked triangle, set bottom-up) lets it skip every node pair
  * of two unmarked subtrees, so the upper levels are walked once for all marked triangles
- * instead of once per triangle, as a query each would.
+ * instead of once per triangle, as a query each would.  sim_bvh_update_marked sets the
+ * marks while it refits, and refits only the leaves with a marked lane: the refresh has
+ * changed only the marked triangles' boxes, so every other leaf already holds its own.
  *
  * Traversal.  A node pair of one tree with itself splits into both children with
  * themselves and the two children with each other, so every unordered triangle pair
@@ -151,7 +153,6 @@ struct sim_bvh {
 	bvh_item *items;   /* build scratch: the triangles with their keys */
 	double build_area; /* summed internal half-areas right after the last build */
 	int builds;
-	int *order;        /* capacity: each triangle's rank in leaf order (the order of a query's reports) */
 	unsigned char *node_mark; /* capacity: the subtree holds a marked triangle (sim_bvh_mark) */
 	unsigned char *leaf_mark; /* capacity / 2 + 1: the leaf's marked lanes, a bit each */
 	bool verts;        /* the leaves hold their triangles' vertices: pairs sharing one are left out */
@@ -173,7 +174,6 @@ void sim_bvh_destroy(sim_bvh *b)
 	free(b->link);
 	free(b->leaves);
 	free(b->items);
-	free(b->order);
 	free(b->node_mark);
 	free(b->leaf_mark);
 	free(b);
@@ -207,10 +207,6 @@ static bool reserve(sim_bvh *b, int count)
 	if (!items)
 		return false;
 	b->items = items;
-	int *order = realloc(b->order, n * sizeof *order);
-	if (!order)
-		return false;
-	b->order = order;
 	unsigned char *node_mark = realloc(b->node_mark, n);
 	if (!node_mark)
 		return false;
@@ -299,11 +295,22 @@ static inline void src_box(const bvh_src *s, int t, float margin, bvh_box *out)
 		triangle_box(s->tris + 3 * (size_t)t, s->x0, s->x1, margin, out);
 }
 
-/* Every leaf's lanes and its node's box. */
-static void fit_leaf_range(sim_bvh *b, const bvh_src *s, float margin, int first, int last)
+/* Every leaf's lanes and its node's box; with marked (a flag per triangle), each leaf's
+ * marks as sim_bvh_mark sets them, and only the leaves with a marked lane refitted. */
+static void fit_leaf_range(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *marked, int first,
+                           int last)
 {
 	for (int l = first; l < last; l++) {
 		bvh_leaf *leaf = &b->leaves[l];
+		if (marked) {
+			unsigned m = 0;
+			for (int k = 0; k < 4; k++)
+				m |= (unsigned)(k < leaf->count && marked[leaf->tri[k]]) << k;
+			b->leaf_mark[l] = (unsigned char)m;
+			b->node_mark[leaf->node] = m != 0;
+			if (!m)
+				continue;
+		}
 		bvh_box u, box;
 		src_box(s, leaf->tri[0], margin, &u);
 		set_lane(leaf, 0, &u);
@@ -324,13 +331,14 @@ typedef struct fit_task {
 	sim_bvh *b;
 	const bvh_src *s;
 	float margin;
+	const unsigned char *marked;
 } fit_task;
 
 static void fit_leaf_task(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const fit_task *t = ctx;
-	fit_leaf_range(t->b, t->s, t->margin, start, end);
+	fit_leaf_range(t->b, t->s, t->margin, t->marked, start, end);
 }
 
 /* Leaves per range of a parallel refit: each leaf writes only its own lanes and its own
@@ -339,17 +347,18 @@ static void fit_leaf_task(int start, int end, int worker, void *ctx)
  * leaves) is cut into 16 ranges. */
 #define FIT_RANGE 512
 
-static void fit_leaves_on(sim_bvh *b, const bvh_src *s, float margin, const sim_world *w)
+static void fit_leaves_on(sim_bvh *b, const bvh_src *s, float margin, const unsigned char *marked,
+                          const sim_world *w)
 {
 	if (w)
-		sim_parallel_for(w, fit_leaf_task, b->leaf_count, FIT_RANGE, &(fit_task){b, s, margin});
+		sim_parallel_for(w, fit_leaf_task, b->leaf_count, FIT_RANGE, &(fit_task){b, s, margin, marked});
 	else
-		fit_leaf_range(b, s, margin, 0, b->leaf_count);
+		fit_leaf_range(b, s, margin, marked, 0, b->leaf_count);
 }
 
 static void fit_leaves(sim_bvh *b, const bvh_src *s, float margin)
 {
-	fit_leaf_range(b, s, margin, 0, b->leaf_count);
+	fit_leaf_range(b, s, margin, NULL, 0, b->leaf_count);
 }
 
 /* Half the surface area of a box, the quantity the rebuild rule sums. */
@@ -361,20 +370,26 @@ static double half_area(const bvh_box *box)
 }
 
 /* Internal boxes from their children, children before parents (the reverse of build
- * order); returns the summed half-area of the internal boxes. */
-static double fit_nodes(sim_bvh *b)
+ * order); returns the summed half-area of the internal boxes.  marks: the internal
+ * nodes' marks too, from their children's, in the same sweep. */
+static double fit_nodes_marks(sim_bvh *b, bool marks)
 {
 	bvh_box *nb = b->node_box;
 	const bvh_link *link = b->link;
+	unsigned char *nm = b->node_mark;
 	double area = 0.0;
 	for (int i = b->node_count - 1; i >= 0; i--) {
 		if (link[i].leaf)
 			continue;
 		box_union(&nb[i + 1], &nb[link[i].index], &nb[i]);
 		area += half_area(&nb[i]);
+		if (marks)
+			nm[i] = nm[i + 1] | nm[link[i].index];
 	}
 	return area;
 }
+
+static double fit_nodes(sim_bvh *b) { return fit_nodes_marks(b, false); }
 
 /* The build's total order: centre coordinate, then triangle index, as one integer.
  * Flipping the float's bits (all of them for a negative number, the sign for a
@@ -497,10 +512,6 @@ static void build(sim_bvh *b, const bvh_src *s, int count, float margin)
 		assert(height <= BVH_MAX_HEIGHT);
 		(void)height;
 	}
-	/* leaves are numbered in pre-order, left first: the order a query visits them */
-	for (int l = 0, rank = 0; l < b->leaf_count; l++)
-		for (int k = 0; k < b->leaves[l].count; k++)
-			b->order[b->leaves[l].tri[k]] = rank++;
 	memset(b->node_mark, 0, (size_t)b->node_count);
 	memset(b->leaf_mark, 0, (size_t)b->leaf_count);
 	fit_leaves(b, s, margin);
@@ -525,7 +536,7 @@ static bool update(sim_bvh *b, const bvh_src *s, int count, float margin, const 
 		build(b, s, count, margin);
 		return true;
 	}
-	fit_leaves_on(b, s, margin, w);
+	fit_leaves_on(b, s, margin, NULL, w);
 	double area = fit_nodes(b);
 	if (area > 2.0 * b->build_area)
 		build(b, s, count, margin);
@@ -548,6 +559,29 @@ bool sim_bvh_update_boxes_on(sim_bvh *b, const sim_box *boxes, const int *tris, 
 {
 	bvh_src s = {tris, NULL, NULL, boxes, tris != NULL};
 	return update(b, &s, count, margin, w);
+}
+
+bool sim_bvh_update_marked(sim_bvh *b, const sim_box *boxes, const int *tris, int count, float margin,
+                           const unsigned char *marked, const sim_world *w)
+{
+	bvh_src s = {tris, NULL, NULL, boxes, tris != NULL};
+	/* a build, or leaves that would need their vertices: the whole update */
+	if (count != b->count || s.verts != b->verts || b->node_count == 0) {
+		if (!update(b, &s, count, margin, w))
+			return false;
+		sim_bvh_mark(b, marked);
+		return true;
+	}
+	/* A leaf with no marked triangle would get the lanes and node box it has (the same
+	 * boxes, margin and vertices): only the others are refitted, each leaf's marks set on
+	 * the way.  The internal nodes are all swept, since the rebuild rule needs their whole
+	 * area, summed in the same order; their marks come in the same sweep. */
+	fit_leaves_on(b, &s, margin, marked, w);
+	if (fit_nodes_marks(b, true) > 2.0 * b->build_area) {
+		build(b, &s, count, margin);
+		sim_bvh_mark(b, marked); /* the build cleared the marks */
+	}
+	return true;
 }
 
 /* Closed boxes overlap: all eight lane tests at once, one well-predicted branch for
@@ -1005,11 +1039,6 @@ void sim_bvh_query(const sim_bvh *b, const sim_box *query, const int *verts, flo
 }
 
 /* ---- traversal of the marked triangles' pairs (in-place refresh) ------------------------------ */
-
-const int *sim_bvh_orders(const sim_bvh *b)
-{
-	return b->order;
-}
 
 bool sim_bvh_mark(sim_bvh *b, const unsigned char *marked)
 {

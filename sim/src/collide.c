@@ -213,6 +213,7 @@ struct sim_collide {
 	/* the previous broad phase's candidates and bounds, while a new one looks up what
 	 * it can carry over (carry_bounds), and the lookup's index */
 	darray old_vf, old_ee, old_vf_lb, old_ee_lb, key_start, key_items;
+	darray scan_counts; /* int: the parallel scan for dirty triangles' per-block counts */
 	/* When the contacts reuse the candidates of an earlier substep, its start positions
 	 * (x0_prev) and how far each vertex has moved since (move): a pair's bound then
 	 * carries over, less the two sides' largest moves. */
@@ -339,6 +340,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
 	free(c->hits.data);
+	free(c->scan_counts.data);
 	free(c->pre.data);
 	free(c->roots.data);
 	free(c->seen.data);
@@ -1369,12 +1371,15 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	int *start = c->key_start.data;
 	pair *items = c->key_items.data;
 	const pair *op = old->data;
+	/* the count in a local: the stores through start and items might alias old->count,
+	 * which the loops would otherwise load again at every pair */
+	const int n_old = old->count;
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-	for (int q = 0; q < old->count; q++)
+	for (int q = 0; q < n_old; q++)
 		start[op[q].a + 1]++;
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
-	for (int q = 0; q < old->count; q++)
+	for (int q = 0; q < n_old; q++)
 		items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
 	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
@@ -1450,6 +1455,22 @@ static bool fit_trees(sim_collide *c, const sim_world *w)
 		int first = c->owner_first_tri[o];
 		if (!sim_bvh_update_boxes_on(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
 		                             (float)CCD_GAP, w))
+			return false;
+	}
+	return true;
+}
+
+/* fit_trees for an in-place refresh: only the dirty triangles' boxes have changed, so
+ * only the leaves holding one are refitted, and the trees are left marked with them for
+ * the marked traversal (sim_bvh_update_marked): the trees of fit_trees. */
+static bool fit_dirty_trees(sim_collide *c, const sim_world *w, const unsigned char *dirty)
+{
+	const fbox *tb = c->tri_box.data;
+	const int *tri = c->tris.data;
+	for (int o = 0; o < c->owner_count; o++) {
+		int first = c->owner_first_tri[o];
+		if (!sim_bvh_update_marked(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
+		                           (float)CCD_GAP, dirty + first, w))
 			return false;
 	}
 	return true;
@@ -1793,10 +1814,8 @@ static void expand_range(int start, int end, int worker, void *ctx)
  * traversal's order; false when out of memory. */
 static bool dirty_pairs(sim_collide *c, const sim_world *w)
 {
-	const unsigned char *dirty = c->tri_dirty.data;
-	/* a tree pair with no dirty triangle returns at its roots' marks */
-	for (int o = 0; o < c->owner_count; o++)
-		sim_bvh_mark(c->trees[o], dirty + c->owner_first_tri[o]);
+	/* the trees are marked with the dirty triangles (fit_dirty_trees): a tree pair with
+	 * none returns at its roots' marks */
 	if (!marked_hits(c, w))
 		return false;
 
@@ -1858,6 +1877,78 @@ static bool drop_dirty(sim_collide *c)
 	return true;
 }
 
+/* Triangles per block of the parallel scan for dirty triangles. */
+#define SCAN_BLOCK 4096
+
+/* scan_dirty in two loops over blocks of triangles: each block sets its triangles' flags
+ * and counts the dirty ones; after a prefix sum in block order, each lists its own at
+ * their place: the serial list for any worker count. */
+typedef struct scan_task {
+	sim_collide *c;
+	int *counts; /* per block: its dirty triangles, then the dirty ones before it */
+	bool write;
+} scan_task;
+
+static void scan_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const scan_task *t = ctx;
+	sim_collide *c = t->c;
+	const int nt = c->tris.count, *tri = c->tris.data;
+	const unsigned char *esc = c->escaped;
+	unsigned char *dirty = c->tri_dirty.data;
+	int *list = c->dirty_list.data;
+	for (int blk = start; blk < end; blk++) {
+		int first = blk * SCAN_BLOCK, last = first + SCAN_BLOCK < nt ? first + SCAN_BLOCK : nt;
+		if (!t->write) {
+			int n = 0;
+			for (int k = first; k < last; k++) {
+				const int *v = &tri[3 * k];
+				dirty[k] = esc[v[0]] | esc[v[1]] | esc[v[2]];
+				n += dirty[k];
+			}
+			t->counts[blk] = n;
+		} else {
+			/* a branch, not the serial loop's branch-free store: that store would reach
+			 * the next block's first slot */
+			for (int k = first, n = t->counts[blk]; k < last; k++)
+				if (dirty[k])
+					list[n++] = k;
+		}
+	}
+}
+
+/* Flags the triangles with a vertex whose box is new (escaped) in tri_dirty and lists
+ * them in index order in dirty_list; returns how many, or -1 when out of memory. */
+static int scan_dirty(sim_collide *c, const sim_world *w)
+{
+	const int nt = c->tris.count, *tri = c->tris.data, blocks = (nt + SCAN_BLOCK - 1) / SCAN_BLOCK;
+	unsigned char *dirty = c->tri_dirty.data;
+	int *list = c->dirty_list.data, nd = 0;
+	if (!parallel(w) || blocks < 2) {
+		for (int t = 0; t < nt; t++) {
+			const int *v = &tri[3 * t];
+			dirty[t] = c->escaped[v[0]] | c->escaped[v[1]] | c->escaped[v[2]];
+			list[nd] = t;
+			nd += dirty[t];
+		}
+		return nd;
+	}
+	if (!reserve(&c->scan_counts, sizeof(int), blocks))
+		return -1;
+	int *counts = c->scan_counts.data;
+	scan_task task = {c, counts, false};
+	sim_parallel_for(w, scan_range, blocks, 1, &task);
+	for (int b = 0; b < blocks; b++) {
+		int n = counts[b];
+		counts[b] = nd;
+		nd += n;
+	}
+	task.write = true;
+	sim_parallel_for(w, scan_range, blocks, 1, &task);
+	return nd;
+}
+
 /* Brings the candidates up to date with the current paths.  Vertices still inside their
  * boxes keep them; the others (mark_escaped) get new ones, and only the triangle pairs
  * with a triangle of theirs are looked at again: their old candidates are dropped and
@@ -1891,15 +1982,10 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count, ne = c->edges.count;
-	const int *tri = c->tris.data;
 	unsigned char *dirty = c->tri_dirty.data;
-	int *list = c->dirty_list.data, nd = 0;
-	for (int t = 0; t < nt; t++) {
-		const int *v = &tri[3 * t];
-		dirty[t] = c->escaped[v[0]] | c->escaped[v[1]] | c->escaped[v[2]];
-		list[nd] = t;
-		nd += dirty[t];
-	}
+	int *list = c->dirty_list.data, nd = scan_dirty(c, w);
+	if (nd < 0)
+		return false;
 	if ((float)nd > BROAD_REFRESH_MAX * (float)nt) {
 		if (nt > 0)
 			memset(dirty, 0, (size_t)nt);
@@ -1912,7 +1998,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
 	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
 	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
-	if (!fit_trees(c, w))
+	if (!fit_dirty_trees(c, w, dirty))
 		return false;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;

@@ -324,6 +324,13 @@ bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, const int *tris, i
  * on the caller); the tree is the same whatever the split. */
 bool sim_bvh_update_boxes_on(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
                              const sim_world *w);
+/* The in-place refresh's refit: as sim_bvh_update_boxes_on, for triangles whose boxes
+ * have changed since the last update only where marked[t] is set (same count, margin and
+ * vertices): the tree is the one sim_bvh_update_boxes_on gives, but only the leaves that
+ * hold a marked triangle are refitted (the internal nodes all are, for the rebuild rule).
+ * The tree is left marked as by sim_bvh_mark(marked), for sim_bvh_marked_pairs. */
+bool sim_bvh_update_marked(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
+                           const unsigned char *marked, const sim_world *w);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
@@ -358,15 +365,12 @@ void sim_bvh_query(const sim_bvh *bvh, const sim_box *box, const int *verts, flo
  * (until the next call; a rebuild clears the flags) and returns whether any is;
  * sim_bvh_marked_pairs reports the pairs of sim_bvh_self_pairs (q == p) or sim_bvh_pairs
  * with at least one marked triangle, exactly those, in an order of its own, skipping
- * the node pairs of two unmarked subtrees.  sim_bvh_orders gives each triangle's rank
- * in the order sim_bvh_query reports the triangles in (fixed from one build to the next;
- * NULL before the first). */
+ * the node pairs of two unmarked subtrees. */
 bool sim_bvh_mark(sim_bvh *bvh, const unsigned char *marked);
 void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user);
 /* The marked pairs of one job of sim_bvh_split(p, q): over the jobs, exactly the pairs of
  * sim_bvh_marked_pairs (in job order, in its order). */
 void sim_bvh_run_marked_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user);
-const int *sim_bvh_orders(const sim_bvh *bvh);
 /* Builds since creation (refits do not count), for the benchmark. */
 int sim_bvh_build_count(const sim_bvh *bvh);
 /* The tree's node boxes with depth (root 0; a leaf's triangle boxes one below it) in
