@@ -89,6 +89,11 @@
  * core; the pile's fold is unchanged within the noise (docs/benchmarks.md). */
 #define BROAD_REFRESH_MAX 0.6f
 
+/* Items per range, at least, of the loops over vertices, triangles or edges that hand
+ * each item to one worker (boxes, the contact search's inputs, gathering and writing
+ * back the cloth). */
+#define BOX_RANGE 4096
+
 typedef struct pair {
 	int a, b; /* vertex-face: vertex, triangle; edge-edge: edge, edge */
 } pair;
@@ -635,18 +640,36 @@ static bool build_topology(sim_collide *c, const sim_world *w, int nv)
 
 /* Fills x0, vbar, the inverse masses, separations and friction of every collision
  * vertex for this substep. */
-static void gather(sim_collide *c, const sim_world *w, float h)
+/* Per-vertex loops of the substep, each vertex its own: gathering the cloth, renewing
+ * the displacements, writing the result back. */
+typedef struct vertex_task {
+	sim_collide *c;
+	sim_world *w;
+	float h;
+} vertex_task;
+
+static void gather_range(int start, int end, int worker, void *ctx)
 {
-	for (int i = 0; i < w->n; i++) {
+	(void)worker;
+	const vertex_task *t = ctx;
+	sim_collide *c = t->c;
+	const sim_world *w = t->w;
+	for (int i = start; i < end; i++) {
 		const sim_object *o = &w->objects[w->owner[i]];
 		glm_vec4_copy(w->x_start[i], c->x0[i]);
 		c->x0[i][3] = w->x[i][3]; /* the inverse mass this substep used */
 		for (int k = 0; k < 3; k++)
-			c->vbar[i][k] = (w->x[i][k] - w->x_start[i][k]) / h;
+			c->vbar[i][k] = (w->x[i][k] - w->x_start[i][k]) / t->h;
 		c->vbar[i][3] = 0.0f;
 		c->sep[i] = 0.5f * o->material.thickness;
 		c->mu[i] = o->material.friction;
 	}
+}
+
+static void gather(sim_collide *c, sim_world *w, float h)
+{
+	vertex_task task = {c, w, h};
+	sim_parallel_for(w, gather_range, w->n, BOX_RANGE, &task);
 	int base = w->n;
 	for (int k = 0; k < w->obstacle_count; k++) {
 		const sim_obstacle *ob = &w->obstacles[k];
@@ -1233,8 +1256,7 @@ static void edge_box(sim_collide *c, int e)
 	kbox_union(c, v, 2, &((kbox *)c->edge_kin.data)[e], NULL);
 }
 
-/* The boxes of a full broad phase, in ranges: each item writes only its own box. */
-#define BOX_RANGE 4096
+/* The boxes of a full broad phase, in ranges of BOX_RANGE: each item writes only its own box. */
 
 typedef struct box_task {
 	sim_collide *c;
@@ -2504,6 +2526,57 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 }
 
 /* Returns the contacts that got an impulse, or -1 when out of memory. */
+/* The contact search's inputs, each item its own: every vertex's start in double and
+ * its move since the candidates' positions (carry), then every triangle's and edge's
+ * largest move and separation (items nt on: edges). */
+typedef struct setup_task {
+	sim_collide *c;
+	bool carry;
+} setup_task;
+
+static void setup_vertex_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const setup_task *t = ctx;
+	sim_collide *c = t->c;
+	double(*xd)[3] = c->x0d.data;
+	for (int i = start; i < end; i++) {
+		to_d(c->x0[i], xd[i]);
+		if (!t->carry)
+			continue;
+		double d2 = 0.0;
+		for (int k = 0; k < 3; k++) {
+			double d = (double)c->x0[i][k] - (double)c->x0_prev[i][k];
+			c->movev[i][k] = d;
+			d2 += d * d;
+		}
+		c->move[i] = sqrt(d2);
+	}
+}
+
+static void setup_primitive_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const setup_task *t = ctx;
+	sim_collide *c = t->c;
+	const int nt = c->tris.count, *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	const double *mv = c->move;
+	double *tmv = c->tri_move.data, *emv = c->edge_move.data;
+	float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
+	for (int k = start; k < end; k++) {
+		if (k < nt) {
+			const int *v = &tri[3 * k];
+			tmv[k] = max3(mv[v[0]], mv[v[1]], mv[v[2]]);
+			tsep[k] = c->sep[v[2]];
+		} else {
+			const int *v = edges[k - nt];
+			emv[k - nt] = mv[v[0]] > mv[v[1]] ? mv[v[0]] : mv[v[1]];
+			esep[k - nt] = c->sep[v[0]];
+		}
+	}
+}
+
 static int proximity(sim_collide *c, const sim_world *w, float h)
 {
 	int contacts = 0;
@@ -2512,40 +2585,16 @@ static int proximity(sim_collide *c, const sim_world *w, float h)
 	bool carry = c->lb_carry;
 	if (!reserve(&c->x0d, sizeof(double[3]), c->nv))
 		return -1;
-	double(*xd)[3] = c->x0d.data;
-	for (int i = 0; i < c->nv; i++)
-		to_d(c->x0[i], xd[i]);
-	if (carry)
-		for (int i = 0; i < c->nv; i++) {
-			double d2 = 0.0;
-			for (int k = 0; k < 3; k++) {
-				double d = (double)c->x0[i][k] - (double)c->x0_prev[i][k];
-				c->movev[i][k] = d;
-				d2 += d * d;
-			}
-			c->move[i] = sqrt(d2);
-		}
 	if (carry) { /* the same maxima and separations the per-vertex tests would take */
 		int nt = c->tris.count, ne = c->edges.count;
 		if (!reserve(&c->tri_move, sizeof(double), nt) || !reserve(&c->edge_move, sizeof(double), ne) ||
 		    !reserve(&c->tri_sep, sizeof(float), nt) || !reserve(&c->edge_sep, sizeof(float), ne))
 			return -1;
-		const int *tri = c->tris.data;
-		const int(*edges)[2] = c->edges.data;
-		const double *mv = c->move;
-		double *tmv = c->tri_move.data, *emv = c->edge_move.data;
-		float *tsep = c->tri_sep.data, *esep = c->edge_sep.data;
-		for (int t = 0; t < nt; t++) {
-			const int *v = &tri[3 * t];
-			tmv[t] = max3(mv[v[0]], mv[v[1]], mv[v[2]]);
-			tsep[t] = c->sep[v[2]];
-		}
-		for (int e = 0; e < ne; e++) {
-			const int *v = edges[e];
-			emv[e] = mv[v[0]] > mv[v[1]] ? mv[v[0]] : mv[v[1]];
-			esep[e] = c->sep[v[0]];
-		}
 	}
+	setup_task setup = {c, carry};
+	sim_parallel_for(w, setup_vertex_range, c->nv, BOX_RANGE, &setup);
+	if (carry)
+		sim_parallel_for(w, setup_primitive_range, c->tris.count + c->edges.count, BOX_RANGE, &setup);
 	int total = c->vf.count + c->ee.count, nblocks = (total + PROXIMITY_BLOCK - 1) / PROXIMITY_BLOCK;
 	if (!reserve_blocks(c, nblocks))
 		return -1;
@@ -3846,6 +3895,32 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 
 /* ---- the substep ---------------------------------------------------------------------------- */
 
+static void restamp_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const vertex_task *t = ctx;
+	for (int i = start; i < end; i++) {
+		t->c->vstamp[i] = 0;
+		track_motion(t->c, i, t->h);
+	}
+}
+
+static void write_back_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const vertex_task *t = ctx;
+	const sim_collide *c = t->c;
+	sim_world *w = t->w;
+	for (int i = start; i < end; i++) {
+		if (c->x0[i][3] == 0.0f)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			w->x[i][k] = c->x0[i][k] + t->h * c->vbar[i][k];
+			w->v[i][k] += c->vbar[i][k] - c->vbar_in[i][k];
+		}
+	}
+}
+
 sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 {
 	sim_collide *c = w->collide;
@@ -3894,10 +3969,8 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	 * impulses took out of their boxes (refresh_candidates), and test again only the
 	 * candidates whose vertices took an impulse since they were found clear. */
 	c->prim_valid = false; /* new stamps and displacements */
-	for (int i = 0; i < nv; i++) {
-		c->vstamp[i] = 0;
-		track_motion(c, i, h);
-	}
+	vertex_task task = {c, w, h};
+	sim_parallel_for(w, restamp_range, nv, BOX_RANGE, &task);
 	c->clock = 0;
 	int r = resolve_collisions(c, w, h, pad, st);
 	if (r < 0)
@@ -3907,14 +3980,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 		return SIM_ERROR_OUT_OF_MEMORY;
 	st->self_contacts += c->self_hits;
 	/* write back the cloth: end positions and Bridson's velocity update */
-	for (int i = 0; i < w->n; i++) {
-		if (c->x0[i][3] == 0.0f)
-			continue;
-		for (int k = 0; k < 3; k++) {
-			w->x[i][k] = c->x0[i][k] + h * c->vbar[i][k];
-			w->v[i][k] += c->vbar[i][k] - c->vbar_in[i][k];
-		}
-	}
+	sim_parallel_for(w, write_back_range, w->n, BOX_RANGE, &task);
 	if (!early_broad_phase(c, w, h, pad, st))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	return SIM_OK;
