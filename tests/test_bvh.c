@@ -1093,6 +1093,17 @@ static void *backwards_enqueue(sim_task_fn *task, int count, int min_range, void
 
 static void backwards_finish(void *handle, void *user) { CHECK(handle == user); }
 
+/* A world of three workers whose loops run backwards on the caller, counted in bw. */
+static sim_world *backwards_world(backwards *bw)
+{
+	sim_world_def def = sim_world_def_default();
+	def.worker_count = 3;
+	def.enqueue_task = backwards_enqueue;
+	def.finish_task = backwards_finish;
+	def.user_task_context = bw;
+	return sim_world_create(&def);
+}
+
 /* The refit split into ranges through a world's callbacks (sim_bvh_update_boxes_on) gives
  * the tree the serial refit gives, box for box, and the pairs with the neighbour filter:
  * a 64 x 64 grid (8192 triangles, over 1024 leaves, so the refit is split), built, then
@@ -1102,12 +1113,7 @@ static void parallel_refit_is_the_serial_one(void)
 	soup g = grid_soup(64, 515);
 	REQUIRE(g.tris);
 	backwards bw = {0};
-	sim_world_def def = sim_world_def_default();
-	def.worker_count = 3;
-	def.enqueue_task = backwards_enqueue;
-	def.finish_task = backwards_finish;
-	def.user_task_context = &bw;
-	sim_world *w = sim_world_create(&def);
+	sim_world *w = backwards_world(&bw);
 	sim_box *boxes = malloc(sizeof(sim_box) * (size_t)g.nt);
 	sim_bvh *serial = sim_bvh_create(), *split = sim_bvh_create();
 	REQUIRE(w && boxes && serial && split);
@@ -1154,12 +1160,7 @@ static void marked_refit_is_the_full_one(void)
 	soup g = grid_soup(64, 2203);
 	REQUIRE(g.tris);
 	backwards bw = {0};
-	sim_world_def def = sim_world_def_default();
-	def.worker_count = 3;
-	def.enqueue_task = backwards_enqueue;
-	def.finish_task = backwards_finish;
-	def.user_task_context = &bw;
-	sim_world *w = sim_world_create(&def);
+	sim_world *w = backwards_world(&bw);
 	sim_box *boxes = malloc(sizeof(sim_box) * (size_t)g.nt);
 	unsigned char *mark = malloc((size_t)g.nt);
 	REQUIRE(w && boxes && mark);
