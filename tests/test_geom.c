@@ -75,27 +75,19 @@ static void point_triangle_regions(void)
 	check_point_triangle(0.2, 0.3, 0, 0, 0.5, 0.2, 0.3);     /* on the face */
 }
 
-/* The contact search's variant: the hand-worked regions (each edge alone, each corner's
- * two edges), then random points and triangles against a brute-force minimum over the
- * triangle and against sim_geom_point_triangle (bit for bit, weights too, where the
- * closest point is inside the triangle).  Measuring an edge other than the one that holds
- * the closest point fails both. */
-static double brute_point_triangle(const double p[3], const double a[3], const double b[3], const double c[3])
+/* The least squared distance over a 2-D parameter domain, by brute force: a grid of
+ * (2 half + 1)^2 points around the best so far, in four rounds each 16 times finer than
+ * the last.  at() moves (s, t) onto the domain and returns the squared distance there. */
+typedef double (*domain_fn)(double *s, double *t, const double *const x[4]);
+
+static double refined_min(domain_fn at, const double *const x[4], double bs, double bt, int half)
 {
-	double best = INFINITY, bs = 1.0 / 3, bt = 1.0 / 3, step = 1.0 / 64;
+	double best = INFINITY, step = 1.0 / 64;
 	for (int round = 0; round < 4; round++) {
-		double lo_s = bs - 64 * step, lo_t = bt - 64 * step, cs = bs, ct = bt;
-		for (int i = 0; i <= 128; i++)
-			for (int j = 0; j <= 128; j++) {
-				/* onto the triangle's parameter domain: s, t >= 0, s + t <= 1 */
-				double s = fmax(0.0, lo_s + i * step), t = fmax(0.0, lo_t + j * step);
-				if (s + t > 1.0)
-					s /= s + t, t = 1.0 - s;
-				double r2 = 0.0;
-				for (int k = 0; k < 3; k++) {
-					double r = p[k] - (a[k] + s * (b[k] - a[k]) + t * (c[k] - a[k]));
-					r2 += r * r;
-				}
+		double lo_s = bs - half * step, lo_t = bt - half * step, cs = bs, ct = bt;
+		for (int i = 0; i <= 2 * half; i++)
+			for (int j = 0; j <= 2 * half; j++) {
+				double s = lo_s + i * step, t = lo_t + j * step, r2 = at(&s, &t, x);
 				if (r2 < best)
 					best = r2, cs = s, ct = t;
 			}
@@ -104,6 +96,31 @@ static double brute_point_triangle(const double p[3], const double a[3], const d
 	return best;
 }
 
+/* x: the point, then the triangle's corners; the domain s, t >= 0, s + t <= 1 */
+static double point_triangle_at(double *s, double *t, const double *const x[4])
+{
+	*s = fmax(0.0, *s), *t = fmax(0.0, *t);
+	if (*s + *t > 1.0)
+		*s /= *s + *t, *t = 1.0 - *s;
+	double r2 = 0.0;
+	for (int k = 0; k < 3; k++) {
+		double r = x[0][k] - (x[1][k] + *s * (x[2][k] - x[1][k]) + *t * (x[3][k] - x[1][k]));
+		r2 += r * r;
+	}
+	return r2;
+}
+
+static double brute_point_triangle(const double p[3], const double a[3], const double b[3], const double c[3])
+{
+	const double *const x[4] = {p, a, b, c};
+	return refined_min(point_triangle_at, x, 1.0 / 3, 1.0 / 3, 64);
+}
+
+/* The contact search's variant: the hand-worked regions (each edge alone, each corner's
+ * two edges), then random points and triangles against a brute-force minimum over the
+ * triangle and against sim_geom_point_triangle (bit for bit, weights too, where the
+ * closest point is inside the triangle).  Measuring an edge other than the one that holds
+ * the closest point fails both. */
 static void point_triangle_bound_cases(void)
 {
 	const double a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {0, 1, 0};
@@ -272,26 +289,23 @@ static double seg_bound(const double p0[3], const double p1[3], const double q0[
 	return d2;
 }
 
+/* x: the two segments' ends; the domain the unit square */
+static double segment_segment_at(double *s, double *t, const double *const x[4])
+{
+	*s = fmin(1.0, fmax(0.0, *s)), *t = fmin(1.0, fmax(0.0, *t));
+	double r2 = 0.0;
+	for (int k = 0; k < 3; k++) {
+		double r = (x[0][k] + *s * (x[1][k] - x[0][k])) - (x[2][k] + *t * (x[3][k] - x[2][k]));
+		r2 += r * r;
+	}
+	return r2;
+}
+
 static double brute_segment_segment(const double p0[3], const double p1[3], const double q0[3],
                                     const double q1[3])
 {
-	double best = INFINITY, bs = 0.5, bt = 0.5, step = 1.0 / 64;
-	for (int round = 0; round < 4; round++) {
-		double lo_s = bs - 32 * step, lo_t = bt - 32 * step, cs = bs, ct = bt;
-		for (int i = 0; i <= 64; i++)
-			for (int j = 0; j <= 64; j++) {
-				double s = fmin(1.0, fmax(0.0, lo_s + i * step)), t = fmin(1.0, fmax(0.0, lo_t + j * step));
-				double r2 = 0.0;
-				for (int k = 0; k < 3; k++) {
-					double r = (p0[k] + s * (p1[k] - p0[k])) - (q0[k] + t * (q1[k] - q0[k]));
-					r2 += r * r;
-				}
-				if (r2 < best)
-					best = r2, cs = s, ct = t;
-			}
-		bs = cs, bt = ct, step /= 16;
-	}
-	return best;
+	const double *const x[4] = {p0, p1, q0, q1};
+	return refined_min(segment_segment_at, x, 0.5, 0.5, 32);
 }
 
 static void segment_segment_bound_cases(void)
