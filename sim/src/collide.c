@@ -702,20 +702,25 @@ static bool gather_bodies(sim_collide *c, const sim_world *w)
 	if (!c->pair_mu)
 		return true;
 	int nb = w->object_count + w->obstacle_count;
-	if (!reserve(&c->body, sizeof(int), c->nv) || !reserve(&c->body_mu, sizeof(float), nb * nb))
-		return false;
-	int *body = c->body.data;
-	for (int i = 0; i < w->n; i++)
-		body[i] = w->owner[i];
-	int base = w->n;
-	for (int k = 0; k < w->obstacle_count; k++) {
-		if (!sim_obstacle_has_triangles(&w->obstacles[k]))
-			continue;
-		for (int i = base; i < base + w->obstacles[k].vertex_count; i++)
-			body[i] = w->object_count + k;
-		base += w->obstacles[k].vertex_count;
+	/* the bodies change only with the objects and obstacles, which change the counts */
+	if (c->body.count != c->nv || c->body_objects != w->object_count || c->body_count != nb) {
+		if (!reserve(&c->body, sizeof(int), c->nv) || !reserve(&c->body_mu, sizeof(float), nb * nb))
+			return false;
+		int *body = c->body.data;
+		for (int i = 0; i < w->n; i++)
+			body[i] = w->owner[i];
+		int base = w->n;
+		for (int k = 0; k < w->obstacle_count; k++) {
+			if (!sim_obstacle_has_triangles(&w->obstacles[k]))
+				continue;
+			for (int i = base; i < base + w->obstacles[k].vertex_count; i++)
+				body[i] = w->object_count + k;
+			base += w->obstacles[k].vertex_count;
+		}
+		c->body.count = c->nv;
+		c->body_revision = w->pair_mu_revision - 1; /* the table too */
 	}
-	if (c->body_revision == w->pair_mu_revision && c->body_objects == w->object_count && c->body_count == nb)
+	if (c->body_revision == w->pair_mu_revision)
 		return true;
 	float *mu = c->body_mu.data;
 	for (int i = 0; i < nb * nb; i++)
