@@ -228,17 +228,18 @@ static void test_rests_at_thickness(void)
 	sim_world_destroy(&w);
 }
 
-/* A cloth at rest on a ball at 1/90 s keeps its candidates: every step the integrator
- * sends it down by about g h^2 and the ball's pass (an exact-distance obstacle) stops
- * it, and with that pass before the broad phase its boxes stand still, so no step needs
- * a broad phase or a refresh.  (With the pass after the broad phase every box was made
- * moving down, and a moving box ends with its window of one step: a full broad phase
- * at every step.) */
+/* A cloth pressed onto a ball at 1/90 s keeps its candidates.  At 40 g the integrator
+ * sends every vertex about 50 mm into the ball at each step (g h^2), fifteen times its
+ * box's reach, and the ball's pass (an exact-distance obstacle) stops it.  With that
+ * pass before the broad phase the boxes are made from what is left, no motion, and stand
+ * still, so no step needs a broad phase or a refresh.  With the pass after it, every
+ * vertex left its box at every step and the sweeps' refresh ran a full broad phase. */
 static void test_resting_cloth_keeps_its_boxes(void)
 {
 	sim_world_def def = sim_world_def_default();
 	def.integrator = SIM_IMPLICIT;
 	def.self_collisions = true;
+	def.gravity[1] = -40.0f * 9.81f;
 	sim_world *w = sim_world_create(&def);
 	REQUIRE(w);
 	/* a ball of 10 m, its top at the origin: a 0.4 m sheet on it rests within 2 mm of
@@ -269,7 +270,8 @@ static void test_resting_cloth_keeps_its_boxes(void)
 	CHECK(full1 - full0 == 0);
 	CHECK(dirty1 - dirty0 == 0);
 	/* at rest on the ball: no vertex closer than its separation (the half thickness),
-	 * none more than a millimetre or so above (the sheet bends little) */
+	 * none far above (a vertex whose path meets the ball loses its whole approach for
+	 * the step, so the ones the first steps stopped a little above stay there) */
 	double lo = 1.0, hi = 0.0;
 	for (int i = 0; i < sim_world_vertex_count(w); i++) {
 		const float *p = sim_world_positions(w)[i];
@@ -279,7 +281,7 @@ static void test_resting_cloth_keeps_its_boxes(void)
 	}
 	printf("heights above the ball %.6f to %.6f m, kinetic energy %g J\n", lo, hi, (double)sim_world_stats(w)->kinetic);
 	CHECK(lo >= 0.0015 - 1e-5);
-	CHECK(hi < 0.003);
+	CHECK(hi < 0.01);
 	CHECK(sim_world_stats(w)->kinetic < 1e-9);
 	sim_world_destroy(&w);
 }
