@@ -229,8 +229,8 @@ static void test_rests_at_thickness(void)
 }
 
 /* A cloth pressed onto a ball at 1/90 s keeps its candidates.  At 40 g the integrator
- * sends every vertex about 50 mm into the ball at each step (g h^2), fifteen times its
- * box's reach, and the ball's pass (an exact-distance obstacle) stops it.  With that
+ * sends every vertex about 50 mm into the ball at each step (g h^2), far beyond its
+ * box's reach (1.7 mm), and the ball's pass (an exact-distance obstacle) stops it.  With that
  * pass before the broad phase the boxes are made from what is left, no motion, and stand
  * still, so no step needs a broad phase or a refresh.  With the pass after it, every
  * vertex left its box at every step and the sweeps' refresh ran a full broad phase. */
