@@ -253,6 +253,10 @@ struct sim_collide {
 	darray prim_stamp, prim_disp, vprim_start, vprim_items;
 	int prim_nv, prim_nt, prim_ne;
 	bool prim_valid; /* prim_stamp and prim_disp hold for the current stamps and disps */
+	/* the parallel sweep's walk: a flag per primitive (as above) that an impulse of the
+	 * sweep has stamped one of its vertices, set by apply_now while `walking` */
+	darray prim_touched;
+	bool walking;
 	/* the CCD pre-pass's root finding (pick_roots): the candidates it runs in parallel,
 	 * and a mark per vertex (all 0 between sweeps) for those in a candidate needing it */
 	darray roots, seen;
@@ -358,6 +362,7 @@ void sim_collide_destroy(sim_collide *c)
 	free(c->prim_disp.data);
 	free(c->vprim_start.data);
 	free(c->vprim_items.data);
+	free(c->prim_touched.data);
 	free(c->tri_move.data);
 	free(c->edge_move.data);
 	free(c->tri_sep.data);
@@ -2221,6 +2226,12 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 				pd[items[m]] = d > pd[items[m]] ? d : pd[items[m]];
 			}
 		}
+		if (c->walking) {
+			const int *start = c->vprim_start.data, *items = c->vprim_items.data;
+			unsigned char *touched = c->prim_touched.data;
+			for (int m = start[i]; m < start[i + 1]; m++)
+				touched[items[m]] = 1;
+		}
 	}
 }
 
@@ -2981,37 +2992,47 @@ static inline double cover_disp(const sim_collide *c, const int idx[4], double d
 	return dmax;
 }
 
-/* Builds the primitives' stamps and displacements from the vertices' (and, once per
- * topology, the vertex -> primitive index that keeps them up to date); false when out of
- * memory, and the sweep then reads the vertices. */
-static bool prim_view(sim_collide *c)
+/* The CSR vertex -> the primitives it belongs to (triangle t, edge e as nt + e), once per
+ * topology; false when out of memory. */
+static bool vprim_index(sim_collide *c)
 {
-	int nv = c->nv, nt = c->tris.count, ne = c->edges.count, np = nt + ne;
+	int nv = c->nv, nt = c->tris.count, ne = c->edges.count;
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
-	if (!reserve(&c->prim_stamp, sizeof(int), np) || !reserve(&c->prim_disp, sizeof(double), np))
+	if (c->prim_nv == nv && c->prim_nt == nt && c->prim_ne == ne)
+		return true;
+	if (!reserve(&c->vprim_start, sizeof(int), nv + 1) || !reserve(&c->vprim_items, sizeof(int), 3 * nt + 2 * ne))
 		return false;
-	if (c->prim_nv != nv || c->prim_nt != nt || c->prim_ne != ne) {
-		if (!reserve(&c->vprim_start, sizeof(int), nv + 1) || !reserve(&c->vprim_items, sizeof(int), 3 * nt + 2 * ne))
-			return false;
-		int *start = c->vprim_start.data, *items = c->vprim_items.data;
-		memset(start, 0, sizeof(int) * (size_t)(nv + 1));
-		for (int k = 0; k < 3 * nt; k++)
-			start[tri[k] + 1]++;
-		for (int e = 0; e < ne; e++)
-			start[edges[e][0] + 1]++, start[edges[e][1] + 1]++;
-		for (int i = 0; i < nv; i++)
-			start[i + 1] += start[i];
-		/* filled from the back so that start[] ends as each vertex's first item */
-		for (int e = ne - 1; e >= 0; e--)
-			items[--start[edges[e][1] + 1]] = nt + e, items[--start[edges[e][0] + 1]] = nt + e;
-		for (int k = 3 * nt - 1; k >= 0; k--)
-			items[--start[tri[k] + 1]] = k / 3;
-		/* start[i + 1] now holds vertex i's first item; shift it into place */
-		memmove(start, start + 1, sizeof(int) * (size_t)nv);
-		start[nv] = 3 * nt + 2 * ne;
-		c->prim_nv = nv, c->prim_nt = nt, c->prim_ne = ne;
-	}
+	int *start = c->vprim_start.data, *items = c->vprim_items.data;
+	memset(start, 0, sizeof(int) * (size_t)(nv + 1));
+	for (int k = 0; k < 3 * nt; k++)
+		start[tri[k] + 1]++;
+	for (int e = 0; e < ne; e++)
+		start[edges[e][0] + 1]++, start[edges[e][1] + 1]++;
+	for (int i = 0; i < nv; i++)
+		start[i + 1] += start[i];
+	/* filled from the back so that start[] ends as each vertex's first item */
+	for (int e = ne - 1; e >= 0; e--)
+		items[--start[edges[e][1] + 1]] = nt + e, items[--start[edges[e][0] + 1]] = nt + e;
+	for (int k = 3 * nt - 1; k >= 0; k--)
+		items[--start[tri[k] + 1]] = k / 3;
+	/* start[i + 1] now holds vertex i's first item; shift it into place */
+	memmove(start, start + 1, sizeof(int) * (size_t)nv);
+	start[nv] = 3 * nt + 2 * ne;
+	c->prim_nv = nv, c->prim_nt = nt, c->prim_ne = ne;
+	return true;
+}
+
+/* Builds the primitives' stamps and displacements from the vertices' (and the index that
+ * keeps them up to date); false when out of memory, and the sweep then reads the
+ * vertices. */
+static bool prim_view(sim_collide *c)
+{
+	int nt = c->tris.count, ne = c->edges.count, np = nt + ne;
+	const int *tri = c->tris.data;
+	const int(*edges)[2] = c->edges.data;
+	if (!reserve(&c->prim_stamp, sizeof(int), np) || !reserve(&c->prim_disp, sizeof(double), np) || !vprim_index(c))
+		return false;
 	int *ps = c->prim_stamp.data;
 	double *pd = c->prim_disp.data;
 	const int *vs = c->vstamp;
@@ -3308,6 +3329,16 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	unsigned char *pre = c->pre.data;
 	const int *tri = c->tris.data, *vs = c->vstamp;
 	const int(*edges)[2] = c->edges.data;
+	/* Once an impulse has stamped vertices, every later candidate must be asked whether
+	 * one of its vertices is among them: through a flag per triangle and edge that the
+	 * impulses set (apply_now), two reads beside the pair itself, instead of its
+	 * primitives' vertices and their four stamps (about 80 000 candidates after the
+	 * drape's first hit, each frame, on the calling thread alone). */
+	const int nt = c->tris.count, np = nt + c->edges.count;
+	c->walking = vprim_index(c) && reserve(&c->prim_touched, 1, np);
+	const unsigned char *touched_prim = c->prim_touched.data;
+	if (c->walking)
+		memset(c->prim_touched.data, 0, (size_t)np);
 	for (int k = 0; k < total; k++) {
 		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
 			k = next_mark(pre, k, total);
@@ -3316,6 +3347,10 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		}
 		bool vertex_face = k < nvf;
 		int q = vertex_face ? k : k - nvf, idx[4];
+		if (c->walking && !pre[k] &&
+		    !(vertex_face ? (vs[vf[q].a] > clock0) | touched_prim[vf[q].b]
+		                  : touched_prim[nt + ee[q].a] | touched_prim[nt + ee[q].b]))
+			continue;
 		if (vertex_face) {
 			const int *t = &tri[3 * vf[q].b];
 			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
@@ -3331,6 +3366,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		else
 			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
+	c->walking = false;
 	return hits;
 }
 
