@@ -253,10 +253,13 @@ struct sim_collide {
 	darray prim_stamp, prim_disp, vprim_start, vprim_items;
 	int prim_nv, prim_nt, prim_ne;
 	bool prim_valid; /* prim_stamp and prim_disp hold for the current stamps and disps */
-	/* the parallel sweep's walk: a flag per primitive (as above) that an impulse of the
-	 * sweep has stamped one of its vertices, set by apply_now while `walking` */
+	/* A flag per primitive (as above) that one of its vertices has been stamped since the
+	 * substep's restamp (when every stamp and the clock went to 0), set wherever a stamp
+	 * is (touch_prims) while touch_valid: a candidate found clear this substep (state >= 0)
+	 * whose primitives carry no flag and whose vertex, for a vertex-face pair, still has
+	 * stamp 0 is idle, and the parallel sweep tells so without its four vertices. */
 	darray prim_touched;
-	bool walking;
+	bool touch_valid;
 	/* the CCD pre-pass's root finding (pick_roots): the candidates it runs in parallel,
 	 * and a mark per vertex (all 0 between sweeps) for those in a candidate needing it */
 	darray roots, seen;
@@ -2206,6 +2209,15 @@ static double pair_friction(const sim_collide *c, const stencil *s)
 	return sqrt((double)a * (double)b);
 }
 
+/* Vertex i was stamped: its primitives' flags (prim_touched). */
+static void touch_prims(sim_collide *c, int i)
+{
+	const int *start = c->vprim_start.data, *items = c->vprim_items.data;
+	unsigned char *touched = c->prim_touched.data;
+	for (int m = start[i]; m < start[i + 1]; m++)
+		touched[items[m]] = 1;
+}
+
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
 static void apply_now(sim_collide *c, const stencil *s, const double dv[3], double inv_m, float h)
 {
@@ -2226,12 +2238,8 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 				pd[items[m]] = d > pd[items[m]] ? d : pd[items[m]];
 			}
 		}
-		if (c->walking) {
-			const int *start = c->vprim_start.data, *items = c->vprim_items.data;
-			unsigned char *touched = c->prim_touched.data;
-			for (int m = start[i]; m < start[i + 1]; m++)
-				touched[items[m]] = 1;
-		}
+		if (c->touch_valid)
+			touch_prims(c, i);
 	}
 }
 
@@ -3157,6 +3165,7 @@ typedef struct prepass_task {
 	sim_collide *c;
 	float h;
 	bool incremental;
+	bool flags;  /* prim_touched holds (touch_valid) */
 	int clock0;  /* the clock at the sweep's start */
 	double dmax; /* largest_disp at the sweep's start */
 } prepass_task;
@@ -3183,12 +3192,20 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 	const int *tri = c->tris.data;
 	const int(*edges)[2] = c->edges.data;
 	unsigned char *pre = c->pre.data;
-	int nvf = c->vf.count;
+	int nvf = c->vf.count, nt = c->tris.count;
+	const int *vs = c->vstamp;
+	const unsigned char *touched = c->prim_touched.data;
 	for (int k = start; k < end; k++) {
 		bool vertex_face = k < nvf;
 		int q = vertex_face ? k : k - nvf, idx[4], split = vertex_face ? 1 : 2;
 		int *state = vertex_face ? &vf_state[q] : &ee_state[q];
 		double lb;
+		pre[k] = 0;
+		/* idle by the flags: found clear this substep, nothing of it stamped since the
+		 * substep began (quick_outcome's idle, without the pair's vertices) */
+		if (pt->flags && *state >= 0 &&
+		    !(vertex_face ? (vs[vf[q].a] > 0) | touched[vf[q].b] : touched[nt + ee[q].a] | touched[nt + ee[q].b]))
+			continue;
 		if (vertex_face) {
 			const int *t = &tri[3 * vf[q].b];
 			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
@@ -3198,7 +3215,6 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
 			lb = ee_lb[q];
 		}
-		pre[k] = 0;
 		if (pt->incremental && *state < 0 && clear_by_any(lb, pt->dmax)) {
 			*state = pt->clock0;
 			continue;
@@ -3312,7 +3328,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total))
 		return sweep_serial(c, h, respond, incremental, on_hit, user);
 	int hits = 0, clock0 = c->clock;
-	prepass_task task = {c, h, incremental, clock0, largest_disp(c)};
+	prepass_task task = {c, h, incremental, incremental && c->touch_valid, clock0, largest_disp(c)};
 	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	if (c->seen.capacity < c->nv) { /* all 0, as pick_roots leaves it */
 		free(c->seen.data);
@@ -3330,15 +3346,13 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 	const int *tri = c->tris.data, *vs = c->vstamp;
 	const int(*edges)[2] = c->edges.data;
 	/* Once an impulse has stamped vertices, every later candidate must be asked whether
-	 * one of its vertices is among them: through a flag per triangle and edge that the
-	 * impulses set (apply_now), two reads beside the pair itself, instead of its
-	 * primitives' vertices and their four stamps (about 80 000 candidates after the
-	 * drape's first hit, each frame, on the calling thread alone). */
-	const int nt = c->tris.count, np = nt + c->edges.count;
-	c->walking = vprim_index(c) && reserve(&c->prim_touched, 1, np);
+	 * one of its vertices is among them: first through the flags (two reads beside the
+	 * pair itself; no flag, no stamp since the substep began, so none since this sweep
+	 * began), then, for a flagged one, through its four vertices' stamps (about 80 000
+	 * candidates after the drape's first hit, each frame, on the calling thread alone). */
+	const int nt = c->tris.count;
+	const bool flags = c->touch_valid;
 	const unsigned char *touched_prim = c->prim_touched.data;
-	if (c->walking)
-		memset(c->prim_touched.data, 0, (size_t)np);
 	for (int k = 0; k < total; k++) {
 		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
 			k = next_mark(pre, k, total);
@@ -3347,7 +3361,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		}
 		bool vertex_face = k < nvf;
 		int q = vertex_face ? k : k - nvf, idx[4];
-		if (c->walking && !pre[k] &&
+		if (flags && !pre[k] &&
 		    !(vertex_face ? (vs[vf[q].a] > clock0) | touched_prim[vf[q].b]
 		                  : touched_prim[nt + ee[q].a] | touched_prim[nt + ee[q].b]))
 			continue;
@@ -3366,7 +3380,6 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		else
 			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
-	c->walking = false;
 	return hits;
 }
 
@@ -3886,6 +3899,7 @@ static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float
 			break;
 		rigidify(c, h, &zones, &st->largest_zone);
 		c->prim_valid = false; /* rigidify stamps vertices without the view */
+		c->touch_valid = false; /* nor the flags: the walks and pre-passes read the stamps */
 		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 			return -1;
 	}
@@ -3924,6 +3938,8 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 				c->x0[i][3] = 0.0f;
 				c->vstamp[i] = stamp;
 				track_motion(c, i, h);
+				if (c->touch_valid)
+					touch_prims(c, i);
 				moved++;
 			}
 		}
@@ -4033,6 +4049,10 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	vertex_task task = {c, w, h};
 	sim_parallel_for(w, restamp_range, nv, BOX_RANGE, &task);
 	c->clock = 0;
+	const int np = c->tris.count + c->edges.count;
+	c->touch_valid = vprim_index(c) && reserve(&c->prim_touched, 1, np);
+	if (c->touch_valid && np > 0)
+		memset(c->prim_touched.data, 0, (size_t)np);
 	int r = resolve_collisions(c, w, h, pad, st);
 	if (r < 0)
 		return SIM_ERROR_OUT_OF_MEMORY;
