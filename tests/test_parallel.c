@@ -172,7 +172,9 @@ static void test_pool_workers_same_state(void)
  * preconditioner forced on every step (the others switch by their iterations).  A fifth
  * is the bench's 129 x 129 drape (on the smaller ball), the multilevel preconditioner
  * forced on: large enough that the hierarchy's level 1 (65 x 65) and the trees' refits
- * are split into blocks too; 25 steps, the last ten in contact. */
+ * are split into blocks too; 45 steps, the last thirty in contact: enough for the
+ * sweeps after the obstacle pass's holds to decide candidates a hold touched (25 did not
+ * show a hold that stamped without flagging, collide.c's touch_prims). */
 typedef enum {
 	IMPLICIT_PULLED,
 	IMPLICIT_DRAPE,
@@ -239,7 +241,7 @@ static void test_implicit_same_state(void)
 	                                                  "drape 129"};
 	const float dt = 1.0f / 90.0f;
 	for (int c = 0; c < IMPLICIT_CASES; c++) {
-		const int steps = c == IMPLICIT_DRAPE_129 ? 25 : 40;
+		const int steps = c == IMPLICIT_DRAPE_129 ? 45 : 40;
 		backwards bw;
 		sim_world *w = implicit_world((implicit_case)c);
 		REQUIRE_MSG(w, "%s: no world", names[c]);
