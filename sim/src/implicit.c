@@ -454,6 +454,36 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 	return true;
 }
 
+int ml_even_range(int count, int unit, int last, int workers)
+{
+	if (workers <= 1 || count <= 1)
+		return count;
+	/* the ranges in order, each to the least loaded worker (the pool hands them out as
+	 * workers come free); among the lengths from count / workers down to a quarter of it,
+	 * the one with the smallest largest load, the longest on a tie */
+	long long best = -1;
+	int best_range = count;
+	const int top = (count + workers - 1) / workers, bottom = (count + 4 * workers - 1) / (4 * workers);
+	for (int range = top; range >= bottom && range >= 1; range--) {
+		long long load[SIM_MAX_WORKERS] = {0};
+		const int w = workers < SIM_MAX_WORKERS ? workers : SIM_MAX_WORKERS;
+		for (int start = 0; start < count; start += range) {
+			const int end = start + range < count ? start + range : count;
+			const long long work = (long long)(end - start - 1) * unit + (end == count ? last : unit);
+			int least = 0;
+			for (int k = 1; k < w; k++)
+				least = load[k] < load[least] ? k : least;
+			load[least] += work;
+		}
+		long long most = 0;
+		for (int k = 0; k < w; k++)
+			most = load[k] > most ? load[k] : most;
+		if (best < 0 || most < best)
+			best = most, best_range = range;
+	}
+	return best_range;
+}
+
 /* ---- kernels -------------------------------------------------------------------------------- */
 
 
@@ -849,6 +879,8 @@ typedef struct solve_job {
 	/* PH_START */
 	int guess_count;
 	float guess_scale;
+	/* PH_SPRINGS: the grid springs' count */
+	int slots;
 } solve_job;
 
 static void job_setup(const solve_job *j, int lo, int hi)
@@ -1274,18 +1306,23 @@ static double run_phase(solve_job *j, phase ph)
 	j->phase = ph;
 	int count = (j->n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
 	if (ph == PH_SPRINGS) {
-		int slots = 0;
+		j->slots = 0;
 		for (int k = 0; k < im->run_count; k++)
-			slots += im->runs[k].count;
-		count = (slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
+			j->slots += im->runs[k].count;
+		count = (j->slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
 	}
-	/* Two contiguous ranges per worker: with ranges of one to three blocks, the blocks
-	 * moved between the cores' caches from one iteration to the next and two threads were
-	 * slower than one; with one range per worker, a worker that woke late left the caller
-	 * both.  Two per worker measured best (the 129 x 129 drape's solve on two threads:
-	 * 8.4 to 9.0 ms a frame, against 9.1 to 10.2 with one and 10.1 to 12.6 with three). */
+	/* Few long ranges, as even as whole blocks allow (ml_even_range): with ranges of one
+	 * to three blocks, the blocks moved between the cores' caches from one iteration to
+	 * the next and two threads were slower than one.  Two ranges per worker, as before,
+	 * split the drape's 17 blocks 10 : 7 (ranges of 5, 5, 5 and 2); 8, 8 and the last
+	 * block's 257 vertices split them evenly. */
 	const int workers = j->w->def.worker_count > 1 ? j->w->def.worker_count : 1;
-	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + 2 * workers - 1) / (2 * workers);
+	int min_range = count;
+	if (j->n >= PARALLEL_MIN_VERTICES && workers > 1) {
+		const int unit = ph == PH_SPRINGS ? SLOT_BLOCK : VERTEX_BLOCK;
+		const int items = ph == PH_SPRINGS ? j->slots : j->n;
+		min_range = ml_even_range(count, unit, items - (count - 1) * unit, workers);
+	}
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
 	if (ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_PRODUCT_DOT || ph == PH_ML_UPDATE || ph == PH_ML_PRE ||
@@ -1450,7 +1487,7 @@ static void multilevel_assemble(sim_implicit *im, const sim_world *w)
 		}
 		if (k < im->grid_capacity && im->grids[k] && o->vertex_count >= ML_MIN_VERTICES && o->grid_nx >= 2 &&
 		    o->grid_ny >= 2)
-			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count);
+			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count, w);
 	}
 }
 

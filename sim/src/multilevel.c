@@ -79,7 +79,7 @@ struct ml_grid {
 	ml_level lv[MAX_LEVELS];
 	double *chol;    /* the coarsest level's Cholesky factor, 3n x 3n, lower triangle */
 	double *work;    /* 3n */
-	float *rows;     /* ROW_PLANES rows of the fine grid's width: ml_assemble's scratch */
+	float *rows;     /* ROW_PLANES rows of the fine grid's width per block: ml_assemble's scratch */
 	float *block_rows; /* a fine row per block of the parallel cycle: its restriction's scratch */
 	int chol_n;
 };
@@ -136,8 +136,8 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const int n3 = 3 * g->lv[g->levels - 1].n;
 	g->chol = malloc(sizeof(double) * (size_t)n3 * (size_t)n3);
 	g->work = malloc(sizeof(double) * (size_t)n3);
-	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)nx);
 	const int blocks = (g->lv[0].ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)blocks * (size_t)nx);
 	g->block_rows = malloc(sizeof(float) * (size_t)blocks * (size_t)nx);
 	if (!g->chol || !g->work || !g->rows || !g->block_rows) {
 		release(g);
@@ -185,23 +185,25 @@ static void clear_level(ml_level *L)
 
 /* The inverse of each vertex's whole diagonal block, D + the blocks of its edges, in
  * double (0 where the block is singular: an aggregate of kinematic vertices only). */
-static void invert_level(ml_level *L)
+static void invert_range(ml_level *L, int lo, int hi)
 {
-	const int st = L->st, n = L->n;
+	const int st = L->st;
 	float *inv = L->mem + L_INV * st;
 	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
-	memcpy(inv, diag, sizeof(float) * S_COUNT * (size_t)st);
+	for (int k = 0; k < S_COUNT; k++)
+		memcpy(inv + k * st + lo, diag + k * st + lo, sizeof(float) * (size_t)(hi - lo));
 	for (int f = 0; f < FAMILIES; f++) {
 		const int off = family_dj[f] * L->nx + family_di[f];
 		const float *e = edge + f * S_COUNT * st;
+		const int a = lo > off ? lo : off;
 		for (int k = 0; k < S_COUNT; k++) {
-			for (int i = 0; i < n; i++)
+			for (int i = lo; i < hi; i++)
 				inv[k * st + i] += e[k * st + i];
-			for (int i = off; i < n; i++)
+			for (int i = a; i < hi; i++)
 				inv[k * st + i] += e[k * st + i - off];
 		}
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = lo; i < hi; i++) {
 		double a00 = inv[S_XX * st + i], a01 = inv[S_XY * st + i], a02 = inv[S_XZ * st + i];
 		double a11 = inv[S_YY * st + i], a12 = inv[S_YZ * st + i], a22 = inv[S_ZZ * st + i];
 		double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22, c02 = a01 * a12 - a02 * a11;
@@ -215,7 +217,12 @@ static void invert_level(ml_level *L)
 		inv[S_YZ * st + i] = (float)(c12 * f);
 		inv[S_ZZ * st + i] = (float)(c22 * f);
 	}
-	/* the tails stay zero (the loops above wrote [0, n) only) */
+}
+
+/* The whole level; the tails stay zero (the ranges cover [0, n) only). */
+static void invert_level(ml_level *L)
+{
+	invert_range(L, 0, L->n);
 }
 
 /* Level l + 1 from level l (both at least level 1). */
@@ -366,15 +373,27 @@ static void masked_row(float *restrict t, const float *restrict d, const float *
 		t[i] = mask[i] * d[i];
 }
 
-void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count)
+/* Level 1's operator over its rows [j0, j1) (the fine rows onto them), with `rows`
+ * (ROW_PLANES fine rows) of scratch.  Every entry of those rows gets the additions of the
+ * whole level's assembly in its order: the fine diagonal, rows in pairs; then run after
+ * run, fine row after fine row, the springs to kinematic vertices and the spring blocks'
+ * parity classes.  A fine row whose springs reach into [j0, j1) from the row before is
+ * computed here too, and only its contributions to [j0, j1) are added, so the result
+ * does not depend on how the rows are split. */
+static void assemble_rows(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                          float *rows, int j0, int j1)
 {
 	ml_level *C = &g->lv[0];
-	clear_level(C);
 	const int nx = g->nx, cnx = C->nx, cst = C->st;
-	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst, *rows = g->rows;
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst;
+	/* the tails of the last rows' planes too: they are read and must stay 0 */
+	const int lo = j0 * cnx, hi = j1 == C->ny ? cst : j1 * cnx;
+	for (int p = 0; p < L_INV; p++)
+		memset(C->mem + (size_t)p * (size_t)cst + lo, 0, sizeof(float) * (size_t)(hi - lo));
 	/* a row's pairs of columns, and rows in pairs: the same order of additions for every
 	 * aggregate */
-	for (int j = 0; j < g->ny; j++) {
+	const int f0 = 2 * j0, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
+	for (int j = f0; j < f1; j++) {
 		masked_row(rows, diag + j * nx, mask + j * nx, nx);
 		static const int diagonal[3] = {S_XX, S_YY, S_ZZ};
 		for (int k = 0; k < 3; k++)
@@ -400,17 +419,21 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 		}
 		const int off = run->dj * nx + run->di, span = run->i1 - run->i0;
 		const int rows_of_run = (run->count - span) / nx + 1;
+		/* the run's fine rows with an end in [f0, f1) */
+		const int r0 = f0 - run->dj > 0 ? f0 - run->dj : 0, r1 = f1 < rows_of_run ? f1 : rows_of_run;
 		memset(rows, 0, sizeof(float) * ROW_PLANES * (size_t)nx);
-		for (int j = 0; j < rows_of_run; j++) {
+		for (int j = r0; j < r1; j++) {
 			const int m = j * nx, a = run->i0 + m; /* the row's first real spring */
 			const bool one_free = spring_row(run->wx + m, run->wy + m, run->wz + m, run->beta + m, mask + a,
 			                                 mask + a + off, rows + run->i0, nx, span);
-			const int ra = (j >> 1) * cnx, rb = ((j + run->dj) >> 1) * cnx;
+			const int ja = j >> 1, jb = (j + run->dj) >> 1;
+			const bool in_a = ja >= j0 && ja < j1, in_b = jb >= j0 && jb < j1;
+			const int ra = ja * cnx, rb = jb * cnx;
 			/* springs to a kinematic vertex (few): their block on the free end's diagonal */
 			for (int i = run->i0; one_free && i < run->i1; i++) {
 				const int ia = a + i - run->i0, ms = m + i - run->i0;
 				const bool fa = mask[ia] != 0.0f, fb = mask[ia + off] != 0.0f;
-				if (fa == fb)
+				if (fa == fb || !(fa ? in_a : in_b))
 					continue;
 				const float wx = run->wx[ms], wy = run->wy[ms], wz = run->wz[ms], be = run->beta[ms];
 				const float blk[S_COUNT] = {wx * wx + be, wx * wy, wx * wz, wy * wy + be, wy * wz, wz * wz + be};
@@ -423,15 +446,56 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 					if (f < 0)
 						continue;
 					float *plane = cedge + (f * S_COUNT + k) * cst;
-					if (at_b[j & 1][p])
-						add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
-					else
+					if (at_b[j & 1][p]) {
+						if (in_b)
+							add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
+					} else if (in_a) {
 						add_class(plane + ra, rows + k * nx, p, 0, nx, cnx);
+					}
 				}
 			}
 		}
 	}
-	invert_level(C);
+}
+
+typedef struct assemble_task {
+	ml_grid *g;
+	const float *diag, *mask;
+	const ml_fine_run *runs;
+	int run_count;
+	bool invert; /* the second loop: the inverses of the blocks' diagonal blocks */
+} assemble_task;
+
+static void assemble_range(int start, int end, int worker, void *ctx)
+{
+	const assemble_task *k = ctx;
+	ml_grid *g = k->g;
+	ml_level *C = &g->lv[0];
+	const int j0 = start * BLOCK_ROWS, j1 = end * BLOCK_ROWS < C->ny ? end * BLOCK_ROWS : C->ny;
+	(void)worker;
+	if (k->invert)
+		invert_range(C, j0 * C->nx, j1 * C->nx);
+	else /* the range's first block's scratch: ranges do not overlap */
+		assemble_rows(g, k->diag, k->mask, k->runs, k->run_count,
+		              g->rows + (size_t)start * ROW_PLANES * (size_t)g->nx, j0, j1);
+}
+
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                 const sim_world *w)
+{
+	ml_level *C = &g->lv[0];
+	const int blocks = (C->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	assemble_task k = {g, diag, mask, runs, run_count, false};
+	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || C->n < PARALLEL_MIN) {
+		assemble_range(0, blocks, 0, &k);
+		k.invert = true;
+		assemble_range(0, blocks, 0, &k);
+	} else {
+		const int range = ml_even_range(blocks, BLOCK_ROWS, C->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
+		sim_parallel_for(w, assemble_range, blocks, range, &k);
+		k.invert = true;
+		sim_parallel_for(w, assemble_range, blocks, range, &k);
+	}
 	for (int l = 1; l < g->levels; l++) {
 		coarsen(&g->lv[l - 1], &g->lv[l]);
 		invert_level(&g->lv[l]);
@@ -739,16 +803,19 @@ const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *m
 		return cycle_serial(g, r, q, mask, stride);
 	const ml_level *L = &g->lv[0];
 	const int blocks = (L->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	/* the blocks in as few and as even ranges as whole blocks allow: on the drape 4, 4
+	 * and the last row's block */
+	const int range = ml_even_range(blocks, BLOCK_ROWS, L->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
 	static const cycle_phase down[] = {CP_FIRST, CP_TERMS, CP_DOWN}, up[] = {CP_UP, CP_TERMS, CP_LAST};
 	cycle_task k = {g, CP_FIRST, r, q, mask, stride};
 	for (int p = 0; p < 3; p++) {
 		k.phase = down[p];
-		sim_parallel_for(w, cycle_range, blocks, 1, &k);
+		sim_parallel_for(w, cycle_range, blocks, range, &k);
 	}
 	vcycle(g, 1);
 	for (int p = 0; p < 3; p++) {
 		k.phase = up[p];
-		sim_parallel_for(w, cycle_range, blocks, 1, &k);
+		sim_parallel_for(w, cycle_range, blocks, range, &k);
 	}
 	return L->mem + L_X * L->st;
 }

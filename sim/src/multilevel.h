@@ -26,10 +26,14 @@ bool ml_reserve(ml_grid *g, int nx, int ny);
 /* Level 1's vertex count (the aggregates of the fine grid): its vectors are indexed
  * (i / 2) + (j / 2) * ((nx + 1) / 2) for fine vertex (i, j). */
 int ml_level1_count(const ml_grid *g);
+struct sim_world;
 /* The Galerkin operators Pᵀ A P of every coarse level, P the piecewise-constant
  * prolongation with kinematic fine vertices filtered out (mask 0): diag (the scalar
- * diagonal d) and mask are the object's, runs its spring families. */
-void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count);
+ * diagonal d) and mask are the object's, runs its spring families.  With w, level 1's
+ * operator on a large hierarchy is assembled in fixed blocks of rows through w's task
+ * callbacks, with the same result bit for bit (w NULL: all on the caller). */
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                 const struct sim_world *w);
 /* Level 1's correction for the fine residual r - q: level 1's right-hand side b_I = sum
  * over the aggregate of mask_i (r_i - q_i) (three planes `stride` apart, object-local
  * pointers), then one symmetric V-cycle (damped block Jacobi before and after, the
@@ -37,7 +41,10 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
  * w, level 1's work on a large hierarchy runs in fixed blocks through w's task callbacks,
  * with the same result bit for bit (w NULL: all on the caller).  *cstride receives the
  * distance between the result's planes. */
-struct sim_world;
+/* The range length, in items, that splits `count` items over `workers` workers most
+ * evenly when ranges go to workers as they come free: every item weighs `unit`, the last
+ * `last` (a partial block).  Only the split depends on it, never a result. */
+int ml_even_range(int count, int unit, int last, int workers);
 const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
                       const struct sim_world *w, int *cstride);
 
