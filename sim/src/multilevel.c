@@ -161,23 +161,6 @@ static void add_block(float *planes, int st, int i, const float s[S_COUNT])
 		planes[k * st + i] += s[k];
 }
 
-/* Adds block s to the coupling of level vertices (ai, aj) and (bi, bj), 8-neighbours. */
-static void add_edge(ml_level *L, int ai, int aj, int bi, int bj, const float s[S_COUNT])
-{
-	const int di = bi - ai, dj = bj - aj;
-	float *edge = L->mem + L_EDGE * L->st;
-	for (int f = 0; f < FAMILIES; f++) {
-		if (di == family_di[f] && dj == family_dj[f]) {
-			add_block(edge + f * S_COUNT * L->st, L->st, ai + aj * L->nx, s);
-			return;
-		}
-		if (di == -family_di[f] && dj == -family_dj[f]) {
-			add_block(edge + f * S_COUNT * L->st, L->st, bi + bj * L->nx, s);
-			return;
-		}
-	}
-}
-
 static void clear_level(ml_level *L)
 {
 	memset(L->mem, 0, sizeof(float) * (size_t)(L_INV + S_COUNT) * (size_t)L->st);
@@ -225,41 +208,80 @@ static void invert_level(ml_level *L)
 	invert_range(L, 0, L->n);
 }
 
-/* Level l + 1 from level l (both at least level 1). */
+/* out[k] += t[2k], then out[k] += t[2k + 1], along one row (the last odd column
+ * alone): a row's columns onto their aggregates in the order of a column-by-column
+ * walk. */
+SIM_VECTOR_CLONES
+static void add_pairs(float *restrict out, const float *restrict t, int nx)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++) {
+		const float first = out[k] + t[2 * k];
+		out[k] = first + t[2 * k + 1];
+	}
+	if (nx & 1)
+		out[pairs] += t[nx - 1];
+}
+
+/* out[k] += t[2k] for k < n. */
+SIM_VECTOR_CLONES
+static void add_even(float *restrict out, const float *restrict t, int n)
+{
+	for (int k = 0; k < n; k++)
+		out[k] += t[2 * k];
+}
+
+/* Level l + 1 from level l (both at least level 1).  Each coarse entry gets its fine
+ * terms in the order of a walk over the fine families, rows and columns: the
+ * diagonal's rows in pairs of columns; an edge family's row in its two column
+ * parities, whose edges go to one coarse family (or none, inside an aggregate) each,
+ * the even one first (where both land on one entry, the down family, that is the
+ * column order). */
 static void coarsen(const ml_level *F, ml_level *C)
 {
 	clear_level(C);
 	const int fst = F->st, cst = C->st;
 	const float *diag = F->mem + L_DIAG * fst, *edge = F->mem + L_EDGE * fst;
-	float *cdiag = C->mem + L_DIAG * cst;
-	for (int j = 0; j < F->ny; j++) {
-		for (int i = 0; i < F->nx; i++) {
-			const int v = i + j * F->nx, c = (i >> 1) + (j >> 1) * C->nx;
-			for (int k = 0; k < S_COUNT; k++)
-				cdiag[k * cst + c] += diag[k * fst + v];
-		}
-	}
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst;
+	for (int k = 0; k < S_COUNT; k++)
+		for (int j = 0; j < F->ny; j++)
+			add_pairs(cdiag + k * cst + (j >> 1) * C->nx, diag + k * fst + j * F->nx, F->nx);
 	for (int f = 0; f < FAMILIES; f++) {
+		const int di = family_di[f], dj = family_dj[f];
+		/* the columns i whose partner i + di is on the grid */
+		const int lo = di < 0 ? -di : 0, hi = di > 0 ? F->nx - di : F->nx;
 		const float *e = edge + f * S_COUNT * fst;
-		for (int j = 0; j < F->ny; j++) {
-			const int bj = j + family_dj[f];
-			if (bj >= F->ny)
-				continue;
-			for (int i = 0; i < F->nx; i++) {
-				const int bi = i + family_di[f];
-				if (bi < 0 || bi >= F->nx)
+		for (int j = 0; j + dj < F->ny; j++) {
+			for (int p = 0; p < 2; p++) {
+				const int cdi = ((p + di + 4) >> 1) - 2, cdj = ((j & 1) + dj) >> 1;
+				if (cdi == 0 && cdj == 0)
 					continue;
-				const int ai = i >> 1, aj = j >> 1, ci = bi >> 1, cj = bj >> 1;
-				if (ai == ci && aj == cj)
+				int cf = -1, at_b = 0;
+				for (int g = 0; g < FAMILIES; g++) {
+					if (cdi == family_di[g] && cdj == family_dj[g])
+						cf = g;
+					else if (cdi == -family_di[g] && cdj == -family_dj[g])
+						cf = g, at_b = 1;
+				}
+				/* columns i = 2k + p in [lo, hi); the edge is stored at (k, j / 2) or at
+				 * its partner's aggregate */
+				const int k0 = (lo - p + 1) >> 1, k1 = (hi - p + 1) >> 1;
+				if (cf < 0 || k0 >= k1)
 					continue;
-				const int v = i + j * F->nx;
-				float s[S_COUNT];
+				const int at = at_b ? k0 + cdi + ((j >> 1) + cdj) * C->nx : k0 + (j >> 1) * C->nx;
 				for (int k = 0; k < S_COUNT; k++)
-					s[k] = e[k * fst + v];
-				add_edge(C, ai, aj, ci, cj, s);
+					add_even(cedge + (cf * S_COUNT + k) * cst + at, e + k * fst + j * F->nx + 2 * k0 + p, k1 - k0);
 			}
 		}
 	}
+}
+
+/* y[i] -= x[i] s. */
+SIM_VECTOR_CLONES
+static void column_update(double *restrict y, const double *restrict x, double s, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] -= x[i] * s;
 }
 
 /* The coarsest level as a dense matrix, factored by Cholesky in double.  A vertex with
@@ -299,25 +321,25 @@ static void factor_coarsest(ml_grid *g)
 			}
 		}
 	}
-	/* lower triangle only from here; (r, c) with r >= c */
+	/* The factor L is kept by columns: L[r][c] (r >= c) at c n3 + r, where the upper
+	 * triangle was, so that the loops below run along contiguous columns. */
 	for (int r = 0; r < n3; r++)
 		for (int c = 0; c < r; c++)
-			K[(size_t)r * n3 + c] = K[(size_t)c * n3 + r] != 0.0 ? K[(size_t)c * n3 + r] : K[(size_t)r * n3 + c];
+			K[(size_t)c * n3 + r] = K[(size_t)c * n3 + r] != 0.0 ? K[(size_t)c * n3 + r] : K[(size_t)r * n3 + c];
+	/* Column by column, each column's update of the columns right of it at once: every
+	 * entry still gets its terms in the order k = 0, 1, ... of the row-by-row form
+	 * (L[r][c] = (A[r][c] - sum over k < c of L[r][k] L[c][k]) / L[c][c]), and the
+	 * update vectorises along the columns. */
 	for (int c = 0; c < n3; c++) {
-		double d = K[(size_t)c * n3 + c];
-		for (int k = 0; k < c; k++)
-			d -= K[(size_t)c * n3 + k] * K[(size_t)c * n3 + k];
+		double *col = K + (size_t)c * n3;
 		/* an empty row, or rounding on a singular aggregate: decouple the unknown */
-		const bool empty = !(d > 0.0);
-		d = empty ? 1.0 : sqrt(d);
-		K[(size_t)c * n3 + c] = d;
-		for (int r = c + 1; r < n3; r++) {
-			double s = empty ? 0.0 : K[(size_t)r * n3 + c];
-			if (!empty)
-				for (int k = 0; k < c; k++)
-					s -= K[(size_t)r * n3 + k] * K[(size_t)c * n3 + k];
-			K[(size_t)r * n3 + c] = s / d;
-		}
+		const bool empty = !(col[c] > 0.0);
+		const double d = empty ? 1.0 : sqrt(col[c]);
+		col[c] = d;
+		for (int r = c + 1; r < n3; r++)
+			col[r] = (empty ? 0.0 : col[r]) / d;
+		for (int t = c + 1; t < n3; t++)
+			column_update(K + (size_t)t * n3 + t, col + t, col[t], n3 - t);
 	}
 }
 
@@ -582,6 +604,9 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 	}
 }
 
+/* The two triangular solves with the factor L (by columns, see factor_coarsest), each
+ * row's terms in the order k = 0, 1, ... as by rows: the forward one a column at a time
+ * (vectorised), the backward one row by row (L's rows are its stored columns). */
 static void solve_coarsest(ml_grid *g)
 {
 	ml_level *L = &g->lv[g->levels - 1];
@@ -590,17 +615,19 @@ static void solve_coarsest(ml_grid *g)
 	double *y = g->work;
 	const float *b = L->mem + L_B * st;
 	float *x = L->mem + L_X * st;
-	for (int r = 0; r < n3; r++) {
-		double s = b[(r % 3) * st + r / 3];
-		for (int k = 0; k < r; k++)
-			s -= K[(size_t)r * n3 + k] * y[k];
-		y[r] = s / K[(size_t)r * n3 + r];
+	for (int r = 0; r < n3; r++)
+		y[r] = b[(r % 3) * st + r / 3];
+	for (int k = 0; k < n3; k++) {
+		const double *col = K + (size_t)k * n3;
+		y[k] = y[k] / col[k];
+		column_update(y + k + 1, col + k + 1, y[k], n3 - k - 1);
 	}
 	for (int r = n3 - 1; r >= 0; r--) {
+		const double *col = K + (size_t)r * n3;
 		double s = y[r];
 		for (int k = r + 1; k < n3; k++)
-			s -= K[(size_t)k * n3 + r] * y[k];
-		y[r] = s / K[(size_t)r * n3 + r];
+			s -= col[k] * y[k];
+		y[r] = s / col[r];
 	}
 	for (int r = 0; r < n3; r++)
 		x[(r % 3) * st + r / 3] = (float)y[r];
