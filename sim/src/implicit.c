@@ -839,6 +839,22 @@ static void ml_smooth(const float *restrict pre, const float *restrict r, const 
 	}
 }
 
+/* out = z + omega P (r - q): ml_smooth's arithmetic into another three planes. */
+SIM_VECTOR_CLONES
+static void ml_smooth_to(const float *restrict pre, const float *restrict r, const float *restrict q,
+                         const float *restrict z, float *restrict out, float omega, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float e0 = r[i] - q[i], e1 = r[st + i] - q[st + i], e2 = r[2 * st + i] - q[2 * st + i];
+		float y0 = pre[S_XX * st + i] * e0 + pre[S_XY * st + i] * e1 + pre[S_XZ * st + i] * e2;
+		float y1 = pre[S_XY * st + i] * e0 + pre[S_YY * st + i] * e1 + pre[S_YZ * st + i] * e2;
+		float y2 = pre[S_XZ * st + i] * e0 + pre[S_YZ * st + i] * e1 + pre[S_ZZ * st + i] * e2;
+		out[i] = z[i] + omega * y0;
+		out[st + i] = z[st + i] + omega * y1;
+		out[2 * st + i] = z[2 * st + i] + omega * y2;
+	}
+}
+
 /* ---- parallel loops ------------------------------------------------------------------------- */
 
 typedef enum phase {
@@ -862,7 +878,8 @@ typedef enum phase {
 	PH_ML_UPDATE,  /* vertex blocks: dv += alpha p, r -= alpha filter(q); rᵀ P r; z = omega P r */
 	PH_ML_PRE,     /* vertex blocks: z = omega P r */
 	PH_ML_PROLONG, /* vertex blocks: z += the level-1 correction of each free grid vertex */
-	PH_ML_POST     /* vertex blocks: z += omega P (r - q); rᵀ z */
+	PH_ML_POST,    /* vertex blocks: z += omega P (r - q); rᵀ z */
+	PH_PRODUCT_POST /* vertex blocks: q = A z over the grid runs, then w2 = z + omega P (r - q); rᵀ w2 */
 } phase;
 
 typedef struct solve_job {
@@ -1220,12 +1237,29 @@ static double job_multilevel(const solve_job *j, int lo, int hi)
 	}
 }
 
+/* The multilevel path's second product and last smoothing sweep in one loop (grid runs
+ * only, see multilevel_precondition): q = A z over [lo, hi), then, block by block, the
+ * smoothed z into w2 (z itself is still read by the products of the neighbouring
+ * ranges) and rᵀ w2 per block: PH_PRODUCT then PH_ML_POST, with w2 for z after. */
+static void job_product_post(const solve_job *j, int lo, int hi, int worker)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride;
+	job_product(j, lo, hi, worker, im->s, 0, st, im->q, NULL);
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		ml_smooth_to(im->pre + b0, im->r + b0, im->q + b0, im->s + b0, im->w2 + b0, FINE_OMEGA, m, st);
+		im->partial[b] = dot3(im->r + b0, im->w2 + b0, m, st);
+	}
+}
+
 static void solve_task(int start, int end, int worker, void *ctx)
 {
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT ||
+	    j->phase == PH_PRODUCT_POST) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
 			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
@@ -1236,6 +1270,8 @@ static void solve_task(int start, int end, int worker, void *ctx)
 				            im->block_count == 0 ? im->partial : NULL);
 			else if (j->phase == PH_PRODUCT_DOT)
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, im->partial);
+			else if (j->phase == PH_PRODUCT_POST)
+				job_product_post(j, lo, hi, worker);
 			else
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
@@ -1286,6 +1322,7 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			job_finish(j, lo, hi, &im->flags[b]);
 			break;
 		case PH_PRODUCT_DOT:
+		case PH_PRODUCT_POST:
 			break;
 		case PH_ML_DIR:
 		case PH_ML_UPDATE:
@@ -1326,7 +1363,7 @@ static double run_phase(solve_job *j, phase ph)
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
 	if (ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_PRODUCT_DOT || ph == PH_ML_UPDATE || ph == PH_ML_PRE ||
-	    ph == PH_ML_POST)
+	    ph == PH_ML_POST || ph == PH_PRODUCT_POST)
 		for (int b = 0; b < count; b++)
 			sum += im->partial[b];
 	return sum;
@@ -1516,8 +1553,15 @@ static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_
 		base += nc;
 	}
 	run_phase(j, PH_ML_PROLONG);
-	full_multiply(im, j, im->s);
-	return run_phase(j, PH_ML_POST);
+	if (im->block_count > 0) {
+		full_multiply(im, j, im->s);
+		return run_phase(j, PH_ML_POST);
+	}
+	/* without listed springs, the product and the last sweep in one loop */
+	const double rz = run_phase(j, PH_PRODUCT_POST);
+	float *t = im->s;
+	im->s = im->w2, im->w2 = t;
+	return rz;
 }
 
 /* Preconditioned CG with the multilevel preconditioner, in the standard form (the
