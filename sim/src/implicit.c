@@ -219,20 +219,13 @@ struct sim_implicit {
 	size_t scratch_floats;
 
 	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
-	 * (NULL for other objects), used when ml_on.  `coarse` holds every hierarchy's level-1
-	 * correction, three planes coarse_stride apart. */
-	bool ml_ready; /* some grid object has a hierarchy (and levels1 and coarse are set) */
+	 * (NULL for other objects), used when ml_on. */
+	bool ml_ready; /* some grid object has a hierarchy */
 	bool ml_on;    /* this step's solve uses it */
 	int ml_mode;   /* ml_mode (multilevel.h) */
 	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
 	ml_grid **grids;
 	int grid_capacity;
-	/* per hierarchy, in object order: first vertex, vertex count, nx, its level 1's
-	 * offset in `coarse` and width (the prolongation walks rows with these) */
-	int (*levels1)[5];
-	int level1_count;
-	float *coarse;
-	int coarse_capacity, coarse_stride;
 
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
 	 * during world step guess_step. */
@@ -261,8 +254,6 @@ void sim_implicit_destroy(sim_implicit *im)
 	for (int k = 0; k < im->grid_capacity; k++)
 		ml_destroy(im->grids[k]);
 	free(im->grids);
-	free(im->levels1);
-	free(im->coarse);
 	free(im);
 }
 
@@ -406,10 +397,6 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 	if (im->ml_mode == ML_NEVER)
 		return true;
 	if (w->object_count > im->grid_capacity) {
-		int(*l1)[5] = realloc(im->levels1, sizeof(int[5]) * (size_t)w->object_count);
-		if (!l1)
-			return false;
-		im->levels1 = l1;
 		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
 		if (!g)
 			return false;
@@ -418,7 +405,6 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 		im->grids = g;
 		im->grid_capacity = w->object_count;
 	}
-	int coarse = 0;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
@@ -427,29 +413,10 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 			return false;
 		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
 			return false;
-		coarse += ml_level1_count(im->grids[k]);
 		im->ml_ready = true;
 	}
 	if (!im->ml_ready)
 		return true;
-	if (coarse > im->coarse_capacity) {
-		int cap = grown(im->coarse_capacity, coarse, 64);
-		if (!regrow((void **)&im->coarse, sizeof(float) * 3 * (size_t)(cap + PLANE_PAD)))
-			return false;
-		im->coarse_capacity = cap;
-		im->coarse_stride = cap + PLANE_PAD;
-	}
-	int base = 0;
-	im->level1_count = 0;
-	for (int k = 0; k < w->object_count; k++) {
-		const sim_object *o = &w->objects[k];
-		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
-			continue;
-		const int nx = o->grid_nx, cx = (nx + 1) / 2;
-		int *l1 = im->levels1[im->level1_count++];
-		l1[0] = o->first_vertex, l1[1] = o->vertex_count, l1[2] = nx, l1[3] = base, l1[4] = cx;
-		base += ml_level1_count(im->grids[k]);
-	}
 	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
 	return true;
 }
@@ -802,27 +769,6 @@ static void ml_scale(float *restrict z, float omega, int count)
 		z[i] *= omega;
 }
 
-/* z += mask e[(col + k) / 2] along one row of a grid from column col: the prolongation,
- * in pairs of columns after a first odd one, so that it vectorises. */
-SIM_VECTOR_CLONES
-static void ml_prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int col,
-                           int count)
-{
-	int k = 0;
-	if ((col & 1) && count > 0) {
-		z[0] += mask[0] * e[col >> 1];
-		k = 1;
-	}
-	const float *ee = e + ((col + k) >> 1);
-	const int pairs = (count - k) / 2;
-	for (int m = 0; m < pairs; m++) {
-		z[k + 2 * m] += mask[k + 2 * m] * ee[m];
-		z[k + 2 * m + 1] += mask[k + 2 * m + 1] * ee[m];
-	}
-	if ((count - k) & 1)
-		z[count - 1] += mask[count - 1] * ee[pairs];
-}
-
 /* z += omega P (r - q), P the block Jacobi inverse (six planes), over three planes. */
 SIM_VECTOR_CLONES
 static void ml_smooth(const float *restrict pre, const float *restrict r, const float *restrict q,
@@ -877,7 +823,6 @@ typedef enum phase {
 	PH_ML_DIR,     /* vertex blocks: p = z + beta p (first: p = z) */
 	PH_ML_UPDATE,  /* vertex blocks: dv += alpha p, r -= alpha filter(q); rᵀ P r; z = omega P r */
 	PH_ML_PRE,     /* vertex blocks: z = omega P r */
-	PH_ML_PROLONG, /* vertex blocks: z += the level-1 correction of each free grid vertex */
 	PH_ML_POST,    /* vertex blocks: z += omega P (r - q); rᵀ z */
 	PH_PRODUCT_POST /* vertex blocks: q = A z over the grid runs, then w2 = z + omega P (r - q); rᵀ w2 */
 } phase;
@@ -1215,20 +1160,6 @@ static double job_multilevel(const solve_job *j, int lo, int hi)
 			ml_scale(z + c * st + lo, FINE_OMEGA, m);
 		return rpr;
 	}
-	case PH_ML_PROLONG:
-		for (int k = 0; k < im->level1_count; k++) {
-			const int *l1 = im->levels1[k], first = l1[0], nx = l1[2];
-			const int v0 = lo > first ? lo : first, v1 = hi < first + l1[1] ? hi : first + l1[1];
-			for (int v = v0; v < v1;) {
-				const int row = (v - first) / nx, col = (v - first) - row * nx;
-				const int end = first + (row + 1) * nx < v1 ? first + (row + 1) * nx : v1;
-				for (int c = 0; c < 3; c++)
-					ml_prolong_row(z + c * st + v, mask + v,
-					               im->coarse + c * im->coarse_stride + l1[3] + (row >> 1) * l1[4], col, end - v);
-				v = end;
-			}
-		}
-		return 0.0;
 	case PH_ML_POST:
 		ml_smooth(im->pre + lo, r + lo, im->q + lo, z + lo, FINE_OMEGA, m, st);
 		return dot3(r + lo, z + lo, m, st);
@@ -1327,7 +1258,6 @@ static void solve_task(int start, int end, int worker, void *ctx)
 		case PH_ML_DIR:
 		case PH_ML_UPDATE:
 		case PH_ML_PRE:
-		case PH_ML_PROLONG:
 		case PH_ML_POST:
 			im->partial[b] = job_multilevel(j, lo, hi);
 			break;
@@ -1539,20 +1469,13 @@ static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_
 	if (!smoothed)
 		run_phase(j, PH_ML_PRE);
 	full_multiply(im, j, im->s);
-	int base = 0;
 	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
 			continue;
 		const int first = o->first_vertex;
-		int cs;
-		const float *e = ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, w, &cs);
-		const int nc = ml_level1_count(im->grids[k]);
-		for (int c = 0; c < 3; c++)
-			memcpy(im->coarse + c * im->coarse_stride + base, e + c * cs, sizeof(float) * (size_t)nc);
-		base += nc;
+		ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, im->s + first, w);
 	}
-	run_phase(j, PH_ML_PROLONG);
 	if (im->block_count > 0) {
 		full_multiply(im, j, im->s);
 		return run_phase(j, PH_ML_POST);

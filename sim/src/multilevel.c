@@ -692,6 +692,32 @@ static void vcycle(ml_grid *g, int l)
 	block_apply(inv, t, x, n, st, COARSE_OMEGA);
 }
 
+/* z[2k] += mask[2k] e[k], z[2k + 1] += mask[2k + 1] e[k] along one fine row: level 1's
+ * correction onto the cloth, kinematic vertices filtered out. */
+SIM_VECTOR_CLONES
+static void prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int nx)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++) {
+		z[2 * k] += mask[2 * k] * e[k];
+		z[2 * k + 1] += mask[2 * k + 1] * e[k];
+	}
+	if (nx & 1)
+		z[nx - 1] += mask[nx - 1] * e[pairs];
+}
+
+/* Fine rows [2 j0, 2 j1) of z += the prolongation of level 1's x. */
+static void prolong_rows(ml_grid *g, float *z, const float *mask, int stride, int j0, int j1)
+{
+	const ml_level *C = &g->lv[0];
+	const int nx = g->nx, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
+	const float *x = C->mem + L_X * C->st;
+	for (int c = 0; c < 3; c++)
+		for (int j = 2 * j0; j < f1; j++)
+			prolong_row(z + (size_t)c * (size_t)stride + (size_t)j * (size_t)nx, mask + j * nx,
+			            x + c * C->st + (j >> 1) * C->nx, nx);
+}
+
 /* One fine row's filtered residual mask (r - q), into a row of scratch. */
 SIM_VECTOR_CLONES
 static void residual_row(float *restrict t, const float *restrict r, const float *restrict q,
@@ -721,12 +747,12 @@ static void restrict_rows(ml_grid *g, const float *r, const float *q, const floa
 }
 
 /* The serial cycle, for hierarchies too small to split. */
-static const float *cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride)
+static void cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z)
 {
 	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
 	restrict_rows(g, r, q, mask, stride, g->lv[0].mem + L_U * g->lv[0].st, 0, g->lv[0].ny);
 	vcycle(g, 0);
-	return g->lv[0].mem + L_X * g->lv[0].st;
+	prolong_rows(g, z, mask, stride, 0, g->lv[0].ny);
 }
 
 /* ---- the parallel cycle --------------------------------------------------------------------
@@ -740,7 +766,7 @@ static const float *cycle_serial(ml_grid *g, const float *r, const float *q, con
  * where a block reads its neighbours' entries: restriction from the fine grid and the
  * first smoothing sweep; the edge terms; the residual and its restriction to level 2;
  * then, after the levels below, prolongation and the diagonal residual; the edge terms;
- * the residual and the last sweep. */
+ * the residual, the last sweep and the prolongation of the block's rows onto the cloth. */
 
 typedef enum { CP_FIRST, CP_TERMS, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
 
@@ -749,6 +775,7 @@ typedef struct cycle_task {
 	cycle_phase phase;
 	const float *r, *q, *mask;
 	int stride;
+	float *z;
 } cycle_task;
 
 /* u_f = E_f (x_I - x_{I + off}) for the four families over [lo, hi). */
@@ -814,6 +841,7 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 		case CP_LAST:
 			block_gather(L, t, lo, hi);
 			block_apply(inv + lo, t + lo, x + lo, hi - lo, st, COARSE_OMEGA);
+			prolong_rows(g, k->z, k->mask, k->stride, j0, j1);
 			break;
 		case CP_COUNT:
 			break;
@@ -821,20 +849,21 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
-                      const sim_world *w, int *cstride)
+void ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z,
+              const sim_world *w)
 {
-	*cstride = g->lv[0].st;
 	/* without callbacks, the serial cycle: the reference the blocked one must match */
-	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN)
-		return cycle_serial(g, r, q, mask, stride);
+	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN) {
+		cycle_serial(g, r, q, mask, stride, z);
+		return;
+	}
 	const ml_level *L = &g->lv[0];
 	const int blocks = (L->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
 	/* the blocks in as few and as even ranges as whole blocks allow: on the drape 4, 4
 	 * and the last row's block */
 	const int range = ml_even_range(blocks, BLOCK_ROWS, L->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
 	static const cycle_phase down[] = {CP_FIRST, CP_TERMS, CP_DOWN}, up[] = {CP_UP, CP_TERMS, CP_LAST};
-	cycle_task k = {g, CP_FIRST, r, q, mask, stride};
+	cycle_task k = {g, CP_FIRST, r, q, mask, stride, z};
 	for (int p = 0; p < 3; p++) {
 		k.phase = down[p];
 		sim_parallel_for(w, cycle_range, blocks, range, &k);
@@ -844,5 +873,4 @@ const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *m
 		k.phase = up[p];
 		sim_parallel_for(w, cycle_range, blocks, range, &k);
 	}
-	return L->mem + L_X * L->st;
 }
