@@ -364,7 +364,7 @@ static void test_multilevel_assembly_same_operators(void)
 		CHECK(ml_correction(&c, w, w, got));
 		CHECK_MSG(memcmp(got, ref, sizeof got) == 0, "%d workers: the cycle differs", workers);
 		if (workers <= 4)
-			CHECK_MSG(bw.loops == 2 + 2 + 6, "%d workers: %ld loops", workers, bw.loops);
+			CHECK_MSG(bw.loops == 2 + 2 + 4, "%d workers: %ld loops", workers, bw.loops);
 		sim_world_destroy(&w);
 		task_pool_destroy(&pool);
 	}

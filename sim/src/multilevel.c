@@ -56,8 +56,7 @@ enum {
 	L_X = L_B + 3,                         /* residual and edge terms */
 	L_T = L_X + 3,
 	L_U = L_T + 3,
-	L_V = L_U + 3,                         /* 4 x three: the parallel cycle's edge terms */
-	L_PLANES = L_V + FAMILIES * 3
+	L_PLANES = L_U + 3
 };
 
 /* Level 1's rows per block of the parallel cycle (even: a block restricts onto whole rows
@@ -67,6 +66,8 @@ enum {
  * where the wake-ups would cost about what the split saves. */
 #define BLOCK_ROWS 8
 #define PARALLEL_MIN 2048
+/* A block's edge terms: three planes per family. */
+#define TERM_PLANES (FAMILIES * 3)
 
 typedef struct ml_level {
 	int nx, ny, n, st;
@@ -81,6 +82,8 @@ struct ml_grid {
 	double *work;    /* 3n */
 	float *rows;     /* ROW_PLANES rows of the fine grid's width per block: ml_assemble's scratch */
 	float *block_rows; /* a fine row per block of the parallel cycle: its restriction's scratch */
+	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
+	int term_stride;
 	int chol_n;
 };
 
@@ -97,9 +100,10 @@ static void release(ml_grid *g)
 	free(g->work);
 	free(g->rows);
 	free(g->block_rows);
+	free(g->block_terms);
 	g->levels = 0;
 	g->chol = g->work = NULL;
-	g->rows = g->block_rows = NULL;
+	g->rows = g->block_rows = g->block_terms = NULL;
 }
 
 void ml_destroy(ml_grid *g)
@@ -139,7 +143,10 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const int blocks = (g->lv[0].ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
 	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)blocks * (size_t)nx);
 	g->block_rows = malloc(sizeof(float) * (size_t)blocks * (size_t)nx);
-	if (!g->chol || !g->work || !g->rows || !g->block_rows) {
+	/* a block's rows and the row and vertex before them */
+	g->term_stride = ((BLOCK_ROWS + 1) * g->lv[0].nx + 1 + 15) / 16 * 16;
+	g->block_terms = malloc(sizeof(float) * TERM_PLANES * (size_t)g->term_stride * (size_t)blocks);
+	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms) {
 		release(g);
 		return false;
 	}
@@ -543,6 +550,22 @@ static void block_apply(const float *restrict s, const float *restrict x, float 
 	}
 }
 
+/* out = y + scale S x: block_apply into other planes. */
+SIM_VECTOR_CLONES
+static void block_apply_to(const float *restrict s, const float *restrict x, const float *restrict y,
+                           float *restrict out, int n, int st, float scale)
+{
+	for (int i = 0; i < n; i++) {
+		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
+		float y0 = s[S_XX * st + i] * x0 + s[S_XY * st + i] * x1 + s[S_XZ * st + i] * x2;
+		float y1 = s[S_XY * st + i] * x0 + s[S_YY * st + i] * x1 + s[S_YZ * st + i] * x2;
+		float y2 = s[S_XZ * st + i] * x0 + s[S_YZ * st + i] * x1 + s[S_ZZ * st + i] * x2;
+		out[i] = y[i] + scale * y0;
+		out[st + i] = y[st + i] + scale * y1;
+		out[2 * st + i] = y[2 * st + i] + scale * y2;
+	}
+}
+
 /* x = omega inv b and t = b - D x in one pass (the smoother's first sweep from x = 0
  * and the diagonal part of its residual). */
 SIM_VECTOR_CLONES
@@ -574,15 +597,16 @@ static void diag_residual(const float *restrict d, const float *restrict b, cons
 	}
 }
 
-/* u = E (x_I - x_{I + off}) for one edge family. */
+/* u = E (x_I - x_{I + off}) for one edge family (u's planes `us` apart). */
 SIM_VECTOR_CLONES
-static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st)
+static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st,
+                       int us)
 {
 	for (int i = 0; i < n; i++) {
 		float d0 = x[i] - x[i + off], d1 = x[st + i] - x[st + i + off], d2 = x[2 * st + i] - x[2 * st + i + off];
 		u[i] = e[S_XX * st + i] * d0 + e[S_XY * st + i] * d1 + e[S_XZ * st + i] * d2;
-		u[st + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
-		u[2 * st + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
+		u[us + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
+		u[2 * us + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
 	}
 }
 
@@ -595,7 +619,7 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 		const int off = family_dj[f] * L->nx + family_di[f];
 		/* the terms first, then the two scatters: three loops that vectorise (one loop
 		 * doing both scatters measured twice as slow) */
-		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st);
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st, st);
 		for (int c = 0; c < 3; c++) {
 			sim_plane_sub(t + c * st, u + c * st, n);
 			if (off < n)
@@ -706,12 +730,13 @@ static void prolong_row(float *restrict z, const float *restrict mask, const flo
 		z[nx - 1] += mask[nx - 1] * e[pairs];
 }
 
-/* Fine rows [2 j0, 2 j1) of z += the prolongation of level 1's x. */
-static void prolong_rows(ml_grid *g, float *z, const float *mask, int stride, int j0, int j1)
+/* Fine rows [2 j0, 2 j1) of z += the prolongation of level 1's solution, in its planes
+ * from `plane` (L_X, or L_U after the parallel cycle). */
+static void prolong_rows(ml_grid *g, float *z, const float *mask, int stride, int plane, int j0, int j1)
 {
 	const ml_level *C = &g->lv[0];
 	const int nx = g->nx, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
-	const float *x = C->mem + L_X * C->st;
+	const float *x = C->mem + plane * C->st;
 	for (int c = 0; c < 3; c++)
 		for (int j = 2 * j0; j < f1; j++)
 			prolong_row(z + (size_t)c * (size_t)stride + (size_t)j * (size_t)nx, mask + j * nx,
@@ -752,23 +777,26 @@ static void cycle_serial(ml_grid *g, const float *r, const float *q, const float
 	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
 	restrict_rows(g, r, q, mask, stride, g->lv[0].mem + L_U * g->lv[0].st, 0, g->lv[0].ny);
 	vcycle(g, 0);
-	prolong_rows(g, z, mask, stride, 0, g->lv[0].ny);
+	prolong_rows(g, z, mask, stride, L_X, 0, g->lv[0].ny);
 }
 
 /* ---- the parallel cycle --------------------------------------------------------------------
  * Level 1's work (the bulk of the coarse levels: level 2 is a quarter of it) in blocks of
  * BLOCK_ROWS rows, through the world's task callbacks; the levels below run on the
  * caller.  Each phase writes only its block's entries, and every entry gets the serial
- * cycle's operations in the serial cycle's order (the four families' edge terms are kept
- * apart in L_V so that a block can take its own entries' terms, family by family, the
- * subtraction then the addition, as edges_residual does), so the result is the serial
- * cycle's bit for bit whatever the number of workers.  Six phases, a barrier between two
+ * cycle's operations in the serial cycle's order, so the result is the serial cycle's bit
+ * for bit whatever the number of workers.  An entry's residual takes the edge terms of
+ * its own edges and of the edges that reach it from the row before (edges_residual's
+ * order: family by family, the subtraction then the addition), so a block computes the
+ * terms of its rows and of the row and vertex before them (those are computed twice, by
+ * two blocks, the same way) into its own scratch.  Four phases, a barrier between two
  * where a block reads its neighbours' entries: restriction from the fine grid and the
- * first smoothing sweep; the edge terms; the residual and its restriction to level 2;
- * then, after the levels below, prolongation and the diagonal residual; the edge terms;
- * the residual, the last sweep and the prolongation of the block's rows onto the cloth. */
+ * first smoothing sweep; the residual and its restriction to level 2; then, after the
+ * levels below, prolongation and the diagonal residual; the residual, the last sweep (into
+ * L_U: the neighbours still read x) and the prolongation of the block's rows onto the
+ * cloth. */
 
-typedef enum { CP_FIRST, CP_TERMS, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
+typedef enum { CP_FIRST, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
 
 typedef struct cycle_task {
 	ml_grid *g;
@@ -778,29 +806,22 @@ typedef struct cycle_task {
 	float *z;
 } cycle_task;
 
-/* u_f = E_f (x_I - x_{I + off}) for the four families over [lo, hi). */
-static void block_terms(ml_level *L, const float *x, int lo, int hi)
+/* t -= the edges' part of A x over [lo, hi): the four families' terms over [h0, hi), h0
+ * a row and a vertex before lo (or 0), into u (TERM_PLANES planes `us` apart), then each
+ * entry's own term subtracted and the term of the edge reaching it added, family by
+ * family. */
+static void block_residual(ml_level *L, const float *x, float *t, float *u, int us, int lo, int hi)
 {
-	const int st = L->st;
+	const int st = L->st, n = L->n, h0 = lo - (L->nx + 1) > 0 ? lo - (L->nx + 1) : 0;
 	for (int f = 0; f < FAMILIES; f++) {
 		const int off = family_dj[f] * L->nx + family_di[f];
-		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st + lo, x + lo, L->mem + (L_V + 3 * f) * st + lo, off, hi - lo,
-		           st);
-	}
-}
-
-/* t -= the edges' part of A x over [lo, hi) from the four families' terms. */
-static void block_gather(ml_level *L, float *t, int lo, int hi)
-{
-	const int st = L->st, n = L->n;
-	for (int f = 0; f < FAMILIES; f++) {
-		const int off = family_dj[f] * L->nx + family_di[f];
-		const float *u = L->mem + (L_V + 3 * f) * st;
+		float *uf = u + 3 * f * us - h0; /* uf[I] is the term of vertex I */
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st + h0, x + h0, uf + h0, off, hi - h0, st, us);
 		const int a = lo > off ? lo : off;
 		for (int c = 0; c < 3; c++) {
-			sim_plane_sub(t + c * st + lo, u + c * st + lo, hi - lo);
+			sim_plane_sub(t + c * st + lo, uf + c * us + lo, hi - lo);
 			if (off < n && a < hi)
-				sim_plane_add(t + c * st + a, u + c * st + a - off, hi - a);
+				sim_plane_add(t + c * st + a, uf + c * us + a - off, hi - a);
 		}
 	}
 }
@@ -817,16 +838,14 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		const int j0 = blk * BLOCK_ROWS, j1 = j0 + BLOCK_ROWS < L->ny ? j0 + BLOCK_ROWS : L->ny;
 		const int lo = j0 * L->nx, hi = j1 * L->nx;
+		float *u = g->block_terms + (size_t)blk * TERM_PLANES * (size_t)g->term_stride;
 		switch (k->phase) {
 		case CP_FIRST:
 			restrict_rows(g, k->r, k->q, k->mask, k->stride, g->block_rows + (size_t)blk * (size_t)g->nx, j0, j1);
 			smooth_first(inv + lo, d + lo, b + lo, x + lo, t + lo, COARSE_OMEGA, hi - lo, st);
 			break;
-		case CP_TERMS:
-			block_terms(L, x, lo, hi);
-			break;
 		case CP_DOWN:
-			block_gather(L, t, lo, hi);
+			block_residual(L, x, t, u, g->term_stride, lo, hi);
 			for (int c = 0; c < 3; c++)
 				for (int j = j0; j < j1; j++)
 					pair_row(C->mem + L_B * cst + c * cst + (j >> 1) * C->nx, t + c * st + j * L->nx, L->nx,
@@ -839,9 +858,10 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 			diag_residual(d + lo, b + lo, x + lo, t + lo, hi - lo, st);
 			break;
 		case CP_LAST:
-			block_gather(L, t, lo, hi);
-			block_apply(inv + lo, t + lo, x + lo, hi - lo, st, COARSE_OMEGA);
-			prolong_rows(g, k->z, k->mask, k->stride, j0, j1);
+			/* the neighbours read this block's x for their terms: the result goes to L_U */
+			block_residual(L, x, t, u, g->term_stride, lo, hi);
+			block_apply_to(inv + lo, t + lo, x + lo, L->mem + L_U * st + lo, hi - lo, st, COARSE_OMEGA);
+			prolong_rows(g, k->z, k->mask, k->stride, L_U, j0, j1);
 			break;
 		case CP_COUNT:
 			break;
@@ -862,15 +882,13 @@ void ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int
 	/* the blocks in as few and as even ranges as whole blocks allow: on the drape 4, 4
 	 * and the last row's block */
 	const int range = ml_even_range(blocks, BLOCK_ROWS, L->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
-	static const cycle_phase down[] = {CP_FIRST, CP_TERMS, CP_DOWN}, up[] = {CP_UP, CP_TERMS, CP_LAST};
 	cycle_task k = {g, CP_FIRST, r, q, mask, stride, z};
-	for (int p = 0; p < 3; p++) {
-		k.phase = down[p];
-		sim_parallel_for(w, cycle_range, blocks, range, &k);
-	}
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
+	k.phase = CP_DOWN;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
 	vcycle(g, 1);
-	for (int p = 0; p < 3; p++) {
-		k.phase = up[p];
-		sim_parallel_for(w, cycle_range, blocks, range, &k);
-	}
+	k.phase = CP_UP;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
+	k.phase = CP_LAST;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
 }
