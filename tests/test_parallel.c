@@ -303,7 +303,7 @@ static bool ml_correction(const ml_case *c, const sim_world *assemble, const sim
 	}
 	ml_assemble(g, c->diag, c->mask, c->runs, ML_RUNS, assemble);
 	memset(z, 0, sizeof(float) * 3 * ML_N);
-	ml_apply(g, c->r, c->q, c->mask, ML_N, z, apply);
+	ml_apply(g, c->r, (float *)c->q, c->mask, ML_N, z, NULL, NULL, apply);
 	ml_destroy(g);
 	return true;
 }

@@ -1458,6 +1458,25 @@ static void multilevel_assemble(sim_implicit *im, const sim_world *w)
 	}
 }
 
+/* q = A z over the vertices [first + lo, first + hi) of a hierarchy's object, for
+ * ml_apply's restriction (PH_PRODUCT's arithmetic, in pieces of at most a chunk: the
+ * worker's scratch holds one). */
+typedef struct fine_product {
+	const solve_job *j;
+	int first;
+} fine_product;
+
+static void ml_fine_product(void *ctx, int lo, int hi, int worker)
+{
+	const fine_product *fp = ctx;
+	sim_implicit *im = fp->j->im;
+	const int chunk = CHUNK_BLOCKS * VERTEX_BLOCK;
+	for (int a = fp->first + lo; a < fp->first + hi; a += chunk) {
+		const int b = a + chunk < fp->first + hi ? a + chunk : fp->first + hi;
+		job_product(fp->j, a, b, worker, im->s, 0, im->stride, im->q, NULL);
+	}
+}
+
 /* z = M r for the current r, M the preconditioner: one symmetric V-cycle whose finest
  * level is the cloth, smoothed by damped block Jacobi (omega P) before and after the
  * coarse correction; vertices outside the hierarchies get the two Jacobi sweeps alone.
@@ -1468,13 +1487,17 @@ static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_
 	const int st = im->stride;
 	if (!smoothed)
 		run_phase(j, PH_ML_PRE);
-	full_multiply(im, j, im->s);
+	/* q = A z is needed on the hierarchies' vertices only (the others' coarse correction is
+	 * 0), and each hierarchy's cycle computes it there, row by row as its restriction
+	 * reads it */
 	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
 			continue;
 		const int first = o->first_vertex;
-		ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, im->s + first, w);
+		fine_product fp = {j, first};
+		ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, im->s + first, ml_fine_product,
+		         &fp, w);
 	}
 	if (im->block_count > 0) {
 		full_multiply(im, j, im->s);

@@ -772,8 +772,11 @@ static void restrict_rows(ml_grid *g, const float *r, const float *q, const floa
 }
 
 /* The serial cycle, for hierarchies too small to split. */
-static void cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z)
+static void cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z,
+                         ml_product_fn *product, void *product_ctx)
 {
+	if (product)
+		product(product_ctx, 0, g->nx * g->ny, 0);
 	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
 	restrict_rows(g, r, q, mask, stride, g->lv[0].mem + L_U * g->lv[0].st, 0, g->lv[0].ny);
 	vcycle(g, 0);
@@ -790,8 +793,9 @@ static void cycle_serial(ml_grid *g, const float *r, const float *q, const float
  * order: family by family, the subtraction then the addition), so a block computes the
  * terms of its rows and of the row and vertex before them (those are computed twice, by
  * two blocks, the same way) into its own scratch.  Four phases, a barrier between two
- * where a block reads its neighbours' entries: restriction from the fine grid and the
- * first smoothing sweep; the residual and its restriction to level 2; then, after the
+ * where a block reads its neighbours' entries: the product q = A z over the block's fine
+ * rows (when ml_apply computes it), restriction from the fine grid and the first
+ * smoothing sweep; the residual and its restriction to level 2; then, after the
  * levels below, prolongation and the diagonal residual; the residual, the last sweep (into
  * L_U: the neighbours still read x) and the prolongation of the block's rows onto the
  * cloth. */
@@ -804,6 +808,8 @@ typedef struct cycle_task {
 	const float *r, *q, *mask;
 	int stride;
 	float *z;
+	ml_product_fn *product;
+	void *product_ctx;
 } cycle_task;
 
 /* t -= the edges' part of A x over [lo, hi): the four families' terms over [h0, hi), h0
@@ -834,13 +840,15 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	const int st = L->st, cst = C->st;
 	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st, *d = L->mem + L_DIAG * st;
 	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
-	(void)worker;
 	for (int blk = start; blk < end; blk++) {
 		const int j0 = blk * BLOCK_ROWS, j1 = j0 + BLOCK_ROWS < L->ny ? j0 + BLOCK_ROWS : L->ny;
 		const int lo = j0 * L->nx, hi = j1 * L->nx;
 		float *u = g->block_terms + (size_t)blk * TERM_PLANES * (size_t)g->term_stride;
 		switch (k->phase) {
 		case CP_FIRST:
+			/* q over the block's fine rows, which only its restriction reads */
+			if (k->product)
+				k->product(k->product_ctx, 2 * j0 * g->nx, (2 * j1 < g->ny ? 2 * j1 : g->ny) * g->nx, worker);
 			restrict_rows(g, k->r, k->q, k->mask, k->stride, g->block_rows + (size_t)blk * (size_t)g->nx, j0, j1);
 			smooth_first(inv + lo, d + lo, b + lo, x + lo, t + lo, COARSE_OMEGA, hi - lo, st);
 			break;
@@ -869,12 +877,12 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-void ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z,
-              const sim_world *w)
+void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int stride, float *z,
+              ml_product_fn *product, void *product_ctx, const sim_world *w)
 {
 	/* without callbacks, the serial cycle: the reference the blocked one must match */
 	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN) {
-		cycle_serial(g, r, q, mask, stride, z);
+		cycle_serial(g, r, q, mask, stride, z, product, product_ctx);
 		return;
 	}
 	const ml_level *L = &g->lv[0];
@@ -882,7 +890,7 @@ void ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int
 	/* the blocks in as few and as even ranges as whole blocks allow: on the drape 4, 4
 	 * and the last row's block */
 	const int range = ml_even_range(blocks, BLOCK_ROWS, L->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
-	cycle_task k = {g, CP_FIRST, r, q, mask, stride, z};
+	cycle_task k = {g, CP_FIRST, r, q, mask, stride, z, product, product_ctx};
 	sim_parallel_for(w, cycle_range, blocks, range, &k);
 	k.phase = CP_DOWN;
 	sim_parallel_for(w, cycle_range, blocks, range, &k);

@@ -35,16 +35,20 @@ struct sim_world;
  * callbacks, with the same result bit for bit (w NULL: all on the caller). */
 void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
                  const struct sim_world *w);
+/* Computes q = A z (the fine operator, unfiltered) over the object-local vertices [lo,
+ * hi) for ml_apply, with the scratch of `worker`; the same values whatever the range. */
+typedef void ml_product_fn(void *ctx, int lo, int hi, int worker);
 /* z += P e, e level 1's correction for the fine residual r - q and P the prolongation
  * with kinematic vertices filtered out (mask 0): level 1's right-hand side b_I = sum over
  * the aggregate of mask_i (r_i - q_i) (r, q and z three planes `stride` apart,
  * object-local pointers), then one symmetric V-cycle (damped block Jacobi before and
  * after, the coarsest level solved exactly), a fixed symmetric positive definite linear
- * map.  With w, level 1's work (and the prolongation) on a large hierarchy runs in fixed
- * blocks through w's task callbacks, with the same result bit for bit (w NULL: all on
- * the caller). */
-void ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z,
-              const struct sim_world *w);
+ * map.  With `product`, q is first computed as A z by it, row by row as the restriction
+ * needs it (NULL: q is given).  With w, level 1's work (the product's rows and the
+ * prolongation with it) on a large hierarchy runs in fixed blocks through w's task
+ * callbacks, with the same result bit for bit (w NULL: all on the caller). */
+void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int stride, float *z,
+              ml_product_fn *product, void *product_ctx, const struct sim_world *w);
 
 /* The range length, in items, that splits `count` items over `workers` workers most
  * evenly when ranges go to workers as they come free: every item weighs `unit`, the last
