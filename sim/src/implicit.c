@@ -91,9 +91,13 @@
  * result is the same for any number of workers; an iteration is one parallel loop (two
  * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
  * runs inline, and an inline iteration is two plain loops with the same bits.  The
- * multilevel path's loops over the cloth are parallel loops of the same kind; its coarse
- * levels run on the calling thread (a quarter of the cloth's vertices and less, and the
- * same bits whatever the workers do).
+ * multilevel path's loops over the cloth are parallel loops of the same kind, five per
+ * iteration besides the cycle's: the direction, the product with pᵀ q, the update with
+ * the first smoothing sweep, and the second product fused with the last sweep; the first
+ * product is computed inside the cycle's first loop, on the hierarchies' vertices only.
+ * Level 1 of a large hierarchy (its assembly, four loops of its cycle and the
+ * prolongation onto the cloth) runs in blocks of rows (multilevel.c); levels 2 and below
+ * run on the calling thread (a sixteenth of the cloth's vertices and less).
  */
 #include "multilevel.h"
 #include "sim_internal.h"
