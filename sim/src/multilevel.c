@@ -59,9 +59,9 @@ enum {
 	L_PLANES = L_U + 3
 };
 
-/* Level 1's rows per block of the parallel cycle (even: a block restricts onto whole rows
- * of level 2 and reads whole row pairs of the fine grid), and the level 1 size from which
- * the cycle's level 1 work runs through the world's task callbacks: a 129 x 129 cloth
+/* Level 1's rows per block of the parallel cycle and assembly (even: a block restricts
+ * onto whole rows of level 2 and reads whole row pairs of the fine grid), and the level 1
+ * size from which level 1's work runs through the world's task callbacks: a 129 x 129 cloth
  * (level 1 65 x 65, 9 blocks) is split, a 65 x 65 one (33 x 33) stays on the caller,
  * where the wake-ups would cost about what the split saves. */
 #define BLOCK_ROWS 8
