@@ -13,6 +13,7 @@
 #include "task_pool.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* A scheduler without threads: every loop in ranges of exactly min_range items, run last
  * range first, each under a different worker index; it counts the loops and the items
@@ -266,6 +267,111 @@ static void test_implicit_same_state(void)
 	}
 }
 
+/* The multilevel preconditioner's coarse operators (ml_assemble, multilevel.c), level 1
+ * assembled in blocks of rows through the callbacks, are the ones the caller alone
+ * assembles, bit for bit, and so is the coarse correction the cycle then gives
+ * (ml_apply), level 1 and the prolongation in blocks too: compared on the serial
+ * cycle's correction for one right-hand side on a 129 x 97 grid (odd both ways: the last row and column
+ * of aggregates are partial), random blocks on the six spring families a grid has (the
+ * bend families reach two rows), a random diagonal and about one vertex in 23 kinematic
+ * (so that springs with one free end go to the diagonals).  The backwards scheduler with
+ * 2, 3 and 4 workers splits level 1's 49 rows differently each time (ml_even_range), so
+ * every fine row that feeds two blocks is met; the pool runs it with two threads. */
+static uint32_t lcg(uint32_t *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	return *state >> 8;
+}
+
+static float uniform(uint32_t *state) { return (float)lcg(state) / 16777216.0f; }
+
+enum { ML_NX = 129, ML_NY = 97, ML_N = ML_NX * ML_NY, ML_RUNS = 6 };
+
+typedef struct ml_case {
+	float diag[ML_N], mask[ML_N], r[3 * ML_N], q[3 * ML_N];
+	float blocks[ML_RUNS][4][ML_N];
+	ml_fine_run runs[ML_RUNS];
+} ml_case;
+
+/* The preconditioner's coarse correction z = P e (from z = 0) for the case's residual,
+ * the operators assembled with `assemble` and the cycle applied with `apply` (NULL: on
+ * the caller). */
+static bool ml_correction(const ml_case *c, const sim_world *assemble, const sim_world *apply, float *z)
+{
+	ml_grid *g = ml_create();
+	if (!g || !ml_reserve(g, ML_NX, ML_NY)) {
+		ml_destroy(g);
+		return false;
+	}
+	ml_assemble(g, c->diag, c->mask, c->runs, ML_RUNS, assemble);
+	memset(z, 0, sizeof(float) * 3 * ML_N);
+	ml_apply(g, c->r, (float *)c->q, c->mask, ML_N, z, NULL, NULL, apply);
+	ml_destroy(g);
+	return true;
+}
+
+static void test_multilevel_assembly_same_operators(void)
+{
+	static ml_case c;
+	uint32_t seed = 12345u;
+	for (int i = 0; i < ML_N; i++) {
+		c.diag[i] = 0.5f + uniform(&seed);
+		c.mask[i] = lcg(&seed) % 23u == 0 ? 0.0f : 1.0f;
+	}
+	for (int i = 0; i < 3 * ML_N; i++)
+		c.r[i] = uniform(&seed) - 0.5f, c.q[i] = 0.1f * (uniform(&seed) - 0.5f);
+	static const int fam[ML_RUNS][2] = {{1, 0}, {0, 1}, {1, 1}, {-1, 1}, {2, 0}, {0, 2}};
+	for (int f = 0; f < ML_RUNS; f++) {
+		const int di = fam[f][0], dj = fam[f][1];
+		const int i0 = di < 0 ? -di : 0, i1 = ML_NX - (di > 0 ? di : 0);
+		const int count = (ML_NY - dj - 1) * ML_NX + i1 - i0;
+		for (int m = 0; m < count; m++) {
+			for (int k = 0; k < 3; k++)
+				c.blocks[f][k][m] = 2.0f * uniform(&seed) - 1.0f;
+			c.blocks[f][3][m] = 0.25f * uniform(&seed);
+		}
+		c.runs[f] = (ml_fine_run){di, dj, i0, count, i0, i1, c.blocks[f][0], c.blocks[f][1], c.blocks[f][2],
+		                          c.blocks[f][3]};
+	}
+	static float ref[3 * ML_N], got[3 * ML_N];
+	REQUIRE(ml_correction(&c, NULL, NULL, ref));
+	int nonzero = 0;
+	for (int i = 0; i < 3 * ML_N; i++)
+		nonzero += ref[i] != 0.0f;
+	CHECK_MSG(nonzero > 2 * ML_N, "%d of %d", nonzero, 3 * ML_N);
+	for (int workers = 2; workers <= 5; workers++) {
+		/* 2 to 4: the backwards scheduler; 5: the pool with two threads */
+		sim_world_def def = sim_world_def_default();
+		backwards bw = {.workers = workers};
+		task_pool *pool = NULL;
+		if (workers <= 4) {
+			def.worker_count = workers;
+			def.enqueue_task = backwards_enqueue;
+			def.finish_task = backwards_finish;
+			def.user_task_context = &bw;
+		} else {
+			pool = task_pool_create(2);
+			REQUIRE(pool);
+			task_pool_attach(pool, &def);
+		}
+		sim_world *w = sim_world_create(&def);
+		REQUIRE(w);
+		/* the assembly split, the cycle on the caller */
+		CHECK(ml_correction(&c, w, NULL, got));
+		CHECK_MSG(memcmp(got, ref, sizeof got) == 0, "%d workers: the operators differ", workers);
+		if (workers <= 4) /* the assembly's two loops went through the callbacks */
+			CHECK_MSG(bw.loops == 2 && bw.max_item_count == 7, "%d workers: %ld loops of up to %d blocks", workers,
+			          bw.loops, bw.max_item_count);
+		/* the cycle's level 1 and its prolongation split too */
+		CHECK(ml_correction(&c, w, w, got));
+		CHECK_MSG(memcmp(got, ref, sizeof got) == 0, "%d workers: the cycle differs", workers);
+		if (workers <= 4)
+			CHECK_MSG(bw.loops == 2 + 2 + 4, "%d workers: %ld loops", workers, bw.loops);
+		sim_world_destroy(&w);
+		task_pool_destroy(&pool);
+	}
+}
+
 /* The callbacks come both or neither, and the worker count is in [1, SIM_MAX_WORKERS]. */
 static void test_def_checked(void)
 {
@@ -334,5 +440,6 @@ static const test_case tests[] = {
 	TEST(test_backwards_order_same_state),
 	TEST(test_pool_workers_same_state),
 	TEST(test_implicit_same_state),
+	TEST(test_multilevel_assembly_same_operators),
 };
 TEST_MAIN(tests)

@@ -91,9 +91,13 @@
  * result is the same for any number of workers; an iteration is one parallel loop (two
  * with listed springs, whose product is serial).  Below PARALLEL_MIN_VERTICES it all
  * runs inline, and an inline iteration is two plain loops with the same bits.  The
- * multilevel path's loops over the cloth are parallel loops of the same kind; its coarse
- * levels run on the calling thread (a quarter of the cloth's vertices and less, and the
- * same bits whatever the workers do).
+ * multilevel path's loops over the cloth are parallel loops of the same kind, five per
+ * iteration besides the cycle's: the direction, the product with pᵀ q, the update with
+ * the first smoothing sweep, and the second product fused with the last sweep; the first
+ * product is computed inside the cycle's first loop, on the hierarchies' vertices only.
+ * Level 1 of a large hierarchy (its assembly, four loops of its cycle and the
+ * prolongation onto the cloth) runs in blocks of rows (multilevel.c); levels 2 and below
+ * run on the calling thread (a sixteenth of the cloth's vertices and less).
  */
 #include "multilevel.h"
 #include "sim_internal.h"
@@ -219,20 +223,13 @@ struct sim_implicit {
 	size_t scratch_floats;
 
 	/* The multilevel preconditioner (multilevel.c): one hierarchy per grid object
-	 * (NULL for other objects), used when ml_on.  `coarse` holds every hierarchy's level-1
-	 * correction, three planes coarse_stride apart. */
-	bool ml_ready; /* some grid object has a hierarchy (and levels1 and coarse are set) */
+	 * (NULL for other objects), used when ml_on. */
+	bool ml_ready; /* some grid object has a hierarchy */
 	bool ml_on;    /* this step's solve uses it */
 	int ml_mode;   /* ml_mode (multilevel.h) */
 	bool ml_next; /* ML_AUTO: whether the next step uses it (see ML_ENTER_ITERATIONS) */
 	ml_grid **grids;
 	int grid_capacity;
-	/* per hierarchy, in object order: first vertex, vertex count, nx, its level 1's
-	 * offset in `coarse` and width (the prolongation walks rows with these) */
-	int (*levels1)[5];
-	int level1_count;
-	float *coarse;
-	int coarse_capacity, coarse_stride;
 
 	/* Warm start: dv[0, guess_count) is the solution of a step of length guess_h taken
 	 * during world step guess_step. */
@@ -261,8 +258,6 @@ void sim_implicit_destroy(sim_implicit *im)
 	for (int k = 0; k < im->grid_capacity; k++)
 		ml_destroy(im->grids[k]);
 	free(im->grids);
-	free(im->levels1);
-	free(im->coarse);
 	free(im);
 }
 
@@ -406,10 +401,6 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 	if (im->ml_mode == ML_NEVER)
 		return true;
 	if (w->object_count > im->grid_capacity) {
-		int(*l1)[5] = realloc(im->levels1, sizeof(int[5]) * (size_t)w->object_count);
-		if (!l1)
-			return false;
-		im->levels1 = l1;
 		ml_grid **g = realloc(im->grids, sizeof(ml_grid *) * (size_t)w->object_count);
 		if (!g)
 			return false;
@@ -418,7 +409,6 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 		im->grids = g;
 		im->grid_capacity = w->object_count;
 	}
-	int coarse = 0;
 	for (int k = 0; k < w->object_count; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
@@ -427,31 +417,42 @@ static bool multilevel_reserve(sim_implicit *im, const sim_world *w)
 			return false;
 		if (!ml_reserve(im->grids[k], o->grid_nx, o->grid_ny))
 			return false;
-		coarse += ml_level1_count(im->grids[k]);
 		im->ml_ready = true;
 	}
 	if (!im->ml_ready)
 		return true;
-	if (coarse > im->coarse_capacity) {
-		int cap = grown(im->coarse_capacity, coarse, 64);
-		if (!regrow((void **)&im->coarse, sizeof(float) * 3 * (size_t)(cap + PLANE_PAD)))
-			return false;
-		im->coarse_capacity = cap;
-		im->coarse_stride = cap + PLANE_PAD;
-	}
-	int base = 0;
-	im->level1_count = 0;
-	for (int k = 0; k < w->object_count; k++) {
-		const sim_object *o = &w->objects[k];
-		if (!o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
-			continue;
-		const int nx = o->grid_nx, cx = (nx + 1) / 2;
-		int *l1 = im->levels1[im->level1_count++];
-		l1[0] = o->first_vertex, l1[1] = o->vertex_count, l1[2] = nx, l1[3] = base, l1[4] = cx;
-		base += ml_level1_count(im->grids[k]);
-	}
 	im->ml_on = im->ml_mode == ML_ALWAYS || im->ml_next;
 	return true;
+}
+
+int ml_even_range(int count, int unit, int last, int workers)
+{
+	if (workers <= 1 || count <= 1)
+		return count;
+	/* the ranges in order, each to the least loaded worker (the pool hands them out as
+	 * workers come free); among the lengths from count / workers down to a quarter of it,
+	 * the one with the smallest largest load, the longest on a tie */
+	long long best = -1;
+	int best_range = count;
+	const int top = (count + workers - 1) / workers, bottom = (count + 4 * workers - 1) / (4 * workers);
+	for (int range = top; range >= bottom && range >= 1; range--) {
+		long long load[SIM_MAX_WORKERS] = {0};
+		const int w = workers < SIM_MAX_WORKERS ? workers : SIM_MAX_WORKERS;
+		for (int start = 0; start < count; start += range) {
+			const int end = start + range < count ? start + range : count;
+			const long long work = (long long)(end - start - 1) * unit + (end == count ? last : unit);
+			int least = 0;
+			for (int k = 1; k < w; k++)
+				least = load[k] < load[least] ? k : least;
+			load[least] += work;
+		}
+		long long most = 0;
+		for (int k = 0; k < w; k++)
+			most = load[k] > most ? load[k] : most;
+		if (best < 0 || most < best)
+			best = most, best_range = range;
+	}
+	return best_range;
 }
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -772,27 +773,6 @@ static void ml_scale(float *restrict z, float omega, int count)
 		z[i] *= omega;
 }
 
-/* z += mask e[(col + k) / 2] along one row of a grid from column col: the prolongation,
- * in pairs of columns after a first odd one, so that it vectorises. */
-SIM_VECTOR_CLONES
-static void ml_prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int col,
-                           int count)
-{
-	int k = 0;
-	if ((col & 1) && count > 0) {
-		z[0] += mask[0] * e[col >> 1];
-		k = 1;
-	}
-	const float *ee = e + ((col + k) >> 1);
-	const int pairs = (count - k) / 2;
-	for (int m = 0; m < pairs; m++) {
-		z[k + 2 * m] += mask[k + 2 * m] * ee[m];
-		z[k + 2 * m + 1] += mask[k + 2 * m + 1] * ee[m];
-	}
-	if ((count - k) & 1)
-		z[count - 1] += mask[count - 1] * ee[pairs];
-}
-
 /* z += omega P (r - q), P the block Jacobi inverse (six planes), over three planes. */
 SIM_VECTOR_CLONES
 static void ml_smooth(const float *restrict pre, const float *restrict r, const float *restrict q,
@@ -806,6 +786,22 @@ static void ml_smooth(const float *restrict pre, const float *restrict r, const 
 		z[i] += omega * y0;
 		z[st + i] += omega * y1;
 		z[2 * st + i] += omega * y2;
+	}
+}
+
+/* out = z + omega P (r - q): ml_smooth's arithmetic into another three planes. */
+SIM_VECTOR_CLONES
+static void ml_smooth_to(const float *restrict pre, const float *restrict r, const float *restrict q,
+                         const float *restrict z, float *restrict out, float omega, int n, int st)
+{
+	for (int i = 0; i < n; i++) {
+		float e0 = r[i] - q[i], e1 = r[st + i] - q[st + i], e2 = r[2 * st + i] - q[2 * st + i];
+		float y0 = pre[S_XX * st + i] * e0 + pre[S_XY * st + i] * e1 + pre[S_XZ * st + i] * e2;
+		float y1 = pre[S_XY * st + i] * e0 + pre[S_YY * st + i] * e1 + pre[S_YZ * st + i] * e2;
+		float y2 = pre[S_XZ * st + i] * e0 + pre[S_YZ * st + i] * e1 + pre[S_ZZ * st + i] * e2;
+		out[i] = z[i] + omega * y0;
+		out[st + i] = z[st + i] + omega * y1;
+		out[2 * st + i] = z[2 * st + i] + omega * y2;
 	}
 }
 
@@ -831,8 +827,8 @@ typedef enum phase {
 	PH_ML_DIR,     /* vertex blocks: p = z + beta p (first: p = z) */
 	PH_ML_UPDATE,  /* vertex blocks: dv += alpha p, r -= alpha filter(q); rᵀ P r; z = omega P r */
 	PH_ML_PRE,     /* vertex blocks: z = omega P r */
-	PH_ML_PROLONG, /* vertex blocks: z += the level-1 correction of each free grid vertex */
-	PH_ML_POST     /* vertex blocks: z += omega P (r - q); rᵀ z */
+	PH_ML_POST,    /* vertex blocks: z += omega P (r - q); rᵀ z */
+	PH_PRODUCT_POST /* vertex blocks: q = A z over the grid runs, then w2 = z + omega P (r - q); rᵀ w2 */
 } phase;
 
 typedef struct solve_job {
@@ -849,6 +845,8 @@ typedef struct solve_job {
 	/* PH_START */
 	int guess_count;
 	float guess_scale;
+	/* PH_SPRINGS: the grid springs' count */
+	int slots;
 } solve_job;
 
 static void job_setup(const solve_job *j, int lo, int hi)
@@ -1166,20 +1164,6 @@ static double job_multilevel(const solve_job *j, int lo, int hi)
 			ml_scale(z + c * st + lo, FINE_OMEGA, m);
 		return rpr;
 	}
-	case PH_ML_PROLONG:
-		for (int k = 0; k < im->level1_count; k++) {
-			const int *l1 = im->levels1[k], first = l1[0], nx = l1[2];
-			const int v0 = lo > first ? lo : first, v1 = hi < first + l1[1] ? hi : first + l1[1];
-			for (int v = v0; v < v1;) {
-				const int row = (v - first) / nx, col = (v - first) - row * nx;
-				const int end = first + (row + 1) * nx < v1 ? first + (row + 1) * nx : v1;
-				for (int c = 0; c < 3; c++)
-					ml_prolong_row(z + c * st + v, mask + v,
-					               im->coarse + c * im->coarse_stride + l1[3] + (row >> 1) * l1[4], col, end - v);
-				v = end;
-			}
-		}
-		return 0.0;
 	case PH_ML_POST:
 		ml_smooth(im->pre + lo, r + lo, im->q + lo, z + lo, FINE_OMEGA, m, st);
 		return dot3(r + lo, z + lo, m, st);
@@ -1188,12 +1172,29 @@ static double job_multilevel(const solve_job *j, int lo, int hi)
 	}
 }
 
+/* The multilevel path's second product and last smoothing sweep in one loop (grid runs
+ * only, see multilevel_precondition): q = A z over [lo, hi), then, block by block, the
+ * smoothed z into w2 (z itself is still read by the products of the neighbouring
+ * ranges) and rᵀ w2 per block: PH_PRODUCT then PH_ML_POST, with w2 for z after. */
+static void job_product_post(const solve_job *j, int lo, int hi, int worker)
+{
+	sim_implicit *im = j->im;
+	const int st = im->stride;
+	job_product(j, lo, hi, worker, im->s, 0, st, im->q, NULL);
+	for (int b = lo / VERTEX_BLOCK; b * VERTEX_BLOCK < hi; b++) {
+		const int b0 = b * VERTEX_BLOCK, m = (hi - b0 < VERTEX_BLOCK ? hi - b0 : VERTEX_BLOCK);
+		ml_smooth_to(im->pre + b0, im->r + b0, im->q + b0, im->s + b0, im->w2 + b0, FINE_OMEGA, m, st);
+		im->partial[b] = dot3(im->r + b0, im->w2 + b0, m, st);
+	}
+}
+
 static void solve_task(int start, int end, int worker, void *ctx)
 {
 	const solve_job *j = ctx;
 	sim_implicit *im = j->im;
 	const int st = im->stride;
-	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT) {
+	if (j->phase == PH_PRODUCT || j->phase == PH_CG || j->phase == PH_CG_PRODUCT || j->phase == PH_PRODUCT_DOT ||
+	    j->phase == PH_PRODUCT_POST) {
 		for (int b = start; b < end; b += CHUNK_BLOCKS) {
 			const int lo = b * VERTEX_BLOCK, b1 = b + CHUNK_BLOCKS < end ? b + CHUNK_BLOCKS : end;
 			const int hi = b1 * VERTEX_BLOCK < j->n ? b1 * VERTEX_BLOCK : j->n;
@@ -1204,6 +1205,8 @@ static void solve_task(int start, int end, int worker, void *ctx)
 				            im->block_count == 0 ? im->partial : NULL);
 			else if (j->phase == PH_PRODUCT_DOT)
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, im->partial);
+			else if (j->phase == PH_PRODUCT_POST)
+				job_product_post(j, lo, hi, worker);
 			else
 				job_product(j, lo, hi, worker, j->p, 0, im->stride, im->q, NULL);
 		}
@@ -1254,11 +1257,11 @@ static void solve_task(int start, int end, int worker, void *ctx)
 			job_finish(j, lo, hi, &im->flags[b]);
 			break;
 		case PH_PRODUCT_DOT:
+		case PH_PRODUCT_POST:
 			break;
 		case PH_ML_DIR:
 		case PH_ML_UPDATE:
 		case PH_ML_PRE:
-		case PH_ML_PROLONG:
 		case PH_ML_POST:
 			im->partial[b] = job_multilevel(j, lo, hi);
 			break;
@@ -1274,22 +1277,27 @@ static double run_phase(solve_job *j, phase ph)
 	j->phase = ph;
 	int count = (j->n + VERTEX_BLOCK - 1) / VERTEX_BLOCK;
 	if (ph == PH_SPRINGS) {
-		int slots = 0;
+		j->slots = 0;
 		for (int k = 0; k < im->run_count; k++)
-			slots += im->runs[k].count;
-		count = (slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
+			j->slots += im->runs[k].count;
+		count = (j->slots + SLOT_BLOCK - 1) / SLOT_BLOCK;
 	}
-	/* Two contiguous ranges per worker: with ranges of one to three blocks, the blocks
-	 * moved between the cores' caches from one iteration to the next and two threads were
-	 * slower than one; with one range per worker, a worker that woke late left the caller
-	 * both.  Two per worker measured best (the 129 x 129 drape's solve on two threads:
-	 * 8.4 to 9.0 ms a frame, against 9.1 to 10.2 with one and 10.1 to 12.6 with three). */
+	/* Few long ranges, as even as whole blocks allow (ml_even_range): with ranges of one
+	 * to three blocks, the blocks moved between the cores' caches from one iteration to
+	 * the next and two threads were slower than one.  Two ranges per worker, as before,
+	 * split the drape's 17 blocks 10 : 7 (ranges of 5, 5, 5 and 2); 8, 8 and the last
+	 * block's 257 vertices split them evenly. */
 	const int workers = j->w->def.worker_count > 1 ? j->w->def.worker_count : 1;
-	const int min_range = j->n < PARALLEL_MIN_VERTICES ? count : (count + 2 * workers - 1) / (2 * workers);
+	int min_range = count;
+	if (j->n >= PARALLEL_MIN_VERTICES && workers > 1) {
+		const int unit = ph == PH_SPRINGS ? SLOT_BLOCK : VERTEX_BLOCK;
+		const int items = ph == PH_SPRINGS ? j->slots : j->n;
+		min_range = ml_even_range(count, unit, items - (count - 1) * unit, workers);
+	}
 	sim_parallel_for(j->w, solve_task, count, min_range, j);
 	double sum = 0.0;
 	if (ph == PH_DOT || ph == PH_RESIDUAL || ph == PH_PRODUCT_DOT || ph == PH_ML_UPDATE || ph == PH_ML_PRE ||
-	    ph == PH_ML_POST)
+	    ph == PH_ML_POST || ph == PH_PRODUCT_POST)
 		for (int b = 0; b < count; b++)
 			sum += im->partial[b];
 	return sum;
@@ -1450,7 +1458,26 @@ static void multilevel_assemble(sim_implicit *im, const sim_world *w)
 		}
 		if (k < im->grid_capacity && im->grids[k] && o->vertex_count >= ML_MIN_VERTICES && o->grid_nx >= 2 &&
 		    o->grid_ny >= 2)
-			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count);
+			ml_assemble(im->grids[k], im->diag + o->first_vertex, im->mask + o->first_vertex, runs, count, w);
+	}
+}
+
+/* q = A z over the vertices [first + lo, first + hi) of a hierarchy's object, for
+ * ml_apply's restriction (PH_PRODUCT's arithmetic, in pieces of at most a chunk: the
+ * worker's scratch holds one). */
+typedef struct fine_product {
+	const solve_job *j;
+	int first;
+} fine_product;
+
+static void ml_fine_product(void *ctx, int lo, int hi, int worker)
+{
+	const fine_product *fp = ctx;
+	sim_implicit *im = fp->j->im;
+	const int chunk = CHUNK_BLOCKS * VERTEX_BLOCK;
+	for (int a = fp->first + lo; a < fp->first + hi; a += chunk) {
+		const int b = a + chunk < fp->first + hi ? a + chunk : fp->first + hi;
+		job_product(fp->j, a, b, worker, im->s, 0, im->stride, im->q, NULL);
 	}
 }
 
@@ -1464,23 +1491,27 @@ static double multilevel_precondition(sim_implicit *im, solve_job *j, const sim_
 	const int st = im->stride;
 	if (!smoothed)
 		run_phase(j, PH_ML_PRE);
-	full_multiply(im, j, im->s);
-	int base = 0;
+	/* q = A z is needed on the hierarchies' vertices only (the others' coarse correction is
+	 * 0), and each hierarchy's cycle computes it there, row by row as its restriction
+	 * reads it */
 	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++) {
 		const sim_object *o = &w->objects[k];
 		if (!im->grids[k] || !o->grid_nx || o->grid_nx < 2 || o->grid_ny < 2 || o->vertex_count < ML_MIN_VERTICES)
 			continue;
 		const int first = o->first_vertex;
-		int cs;
-		const float *e = ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, w, &cs);
-		const int nc = ml_level1_count(im->grids[k]);
-		for (int c = 0; c < 3; c++)
-			memcpy(im->coarse + c * im->coarse_stride + base, e + c * cs, sizeof(float) * (size_t)nc);
-		base += nc;
+		fine_product fp = {j, first};
+		ml_apply(im->grids[k], im->r + first, im->q + first, im->mask + first, st, im->s + first, ml_fine_product,
+		         &fp, w);
 	}
-	run_phase(j, PH_ML_PROLONG);
-	full_multiply(im, j, im->s);
-	return run_phase(j, PH_ML_POST);
+	if (im->block_count > 0) {
+		full_multiply(im, j, im->s);
+		return run_phase(j, PH_ML_POST);
+	}
+	/* without listed springs, the product and the last sweep in one loop */
+	const double rz = run_phase(j, PH_PRODUCT_POST);
+	float *t = im->s;
+	im->s = im->w2, im->w2 = t;
+	return rz;
 }
 
 /* Preconditioned CG with the multilevel preconditioner, in the standard form (the

@@ -56,17 +56,18 @@ enum {
 	L_X = L_B + 3,                         /* residual and edge terms */
 	L_T = L_X + 3,
 	L_U = L_T + 3,
-	L_V = L_U + 3,                         /* 4 x three: the parallel cycle's edge terms */
-	L_PLANES = L_V + FAMILIES * 3
+	L_PLANES = L_U + 3
 };
 
-/* Level 1's rows per block of the parallel cycle (even: a block restricts onto whole rows
- * of level 2 and reads whole row pairs of the fine grid), and the level 1 size from which
- * the cycle's level 1 work runs through the world's task callbacks: a 129 x 129 cloth
+/* Level 1's rows per block of the parallel cycle and assembly (even: a block restricts
+ * onto whole rows of level 2 and reads whole row pairs of the fine grid), and the level 1
+ * size from which level 1's work runs through the world's task callbacks: a 129 x 129 cloth
  * (level 1 65 x 65, 9 blocks) is split, a 65 x 65 one (33 x 33) stays on the caller,
  * where the wake-ups would cost about what the split saves. */
 #define BLOCK_ROWS 8
 #define PARALLEL_MIN 2048
+/* A block's edge terms: three planes per family. */
+#define TERM_PLANES (FAMILIES * 3)
 
 typedef struct ml_level {
 	int nx, ny, n, st;
@@ -79,8 +80,10 @@ struct ml_grid {
 	ml_level lv[MAX_LEVELS];
 	double *chol;    /* the coarsest level's Cholesky factor, 3n x 3n, lower triangle */
 	double *work;    /* 3n */
-	float *rows;     /* ROW_PLANES rows of the fine grid's width: ml_assemble's scratch */
+	float *rows;     /* ROW_PLANES rows of the fine grid's width per block: ml_assemble's scratch */
 	float *block_rows; /* a fine row per block of the parallel cycle: its restriction's scratch */
+	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
+	int term_stride;
 	int chol_n;
 };
 
@@ -97,9 +100,10 @@ static void release(ml_grid *g)
 	free(g->work);
 	free(g->rows);
 	free(g->block_rows);
+	free(g->block_terms);
 	g->levels = 0;
 	g->chol = g->work = NULL;
-	g->rows = g->block_rows = NULL;
+	g->rows = g->block_rows = g->block_terms = NULL;
 }
 
 void ml_destroy(ml_grid *g)
@@ -136,10 +140,13 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const int n3 = 3 * g->lv[g->levels - 1].n;
 	g->chol = malloc(sizeof(double) * (size_t)n3 * (size_t)n3);
 	g->work = malloc(sizeof(double) * (size_t)n3);
-	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)nx);
 	const int blocks = (g->lv[0].ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	g->rows = malloc(sizeof(float) * ROW_PLANES * (size_t)blocks * (size_t)nx);
 	g->block_rows = malloc(sizeof(float) * (size_t)blocks * (size_t)nx);
-	if (!g->chol || !g->work || !g->rows || !g->block_rows) {
+	/* a block's rows and the row and vertex before them */
+	g->term_stride = ((BLOCK_ROWS + 1) * g->lv[0].nx + 1 + 15) / 16 * 16;
+	g->block_terms = malloc(sizeof(float) * TERM_PLANES * (size_t)g->term_stride * (size_t)blocks);
+	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms) {
 		release(g);
 		return false;
 	}
@@ -161,23 +168,6 @@ static void add_block(float *planes, int st, int i, const float s[S_COUNT])
 		planes[k * st + i] += s[k];
 }
 
-/* Adds block s to the coupling of level vertices (ai, aj) and (bi, bj), 8-neighbours. */
-static void add_edge(ml_level *L, int ai, int aj, int bi, int bj, const float s[S_COUNT])
-{
-	const int di = bi - ai, dj = bj - aj;
-	float *edge = L->mem + L_EDGE * L->st;
-	for (int f = 0; f < FAMILIES; f++) {
-		if (di == family_di[f] && dj == family_dj[f]) {
-			add_block(edge + f * S_COUNT * L->st, L->st, ai + aj * L->nx, s);
-			return;
-		}
-		if (di == -family_di[f] && dj == -family_dj[f]) {
-			add_block(edge + f * S_COUNT * L->st, L->st, bi + bj * L->nx, s);
-			return;
-		}
-	}
-}
-
 static void clear_level(ml_level *L)
 {
 	memset(L->mem, 0, sizeof(float) * (size_t)(L_INV + S_COUNT) * (size_t)L->st);
@@ -185,23 +175,25 @@ static void clear_level(ml_level *L)
 
 /* The inverse of each vertex's whole diagonal block, D + the blocks of its edges, in
  * double (0 where the block is singular: an aggregate of kinematic vertices only). */
-static void invert_level(ml_level *L)
+static void invert_range(ml_level *L, int lo, int hi)
 {
-	const int st = L->st, n = L->n;
+	const int st = L->st;
 	float *inv = L->mem + L_INV * st;
 	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
-	memcpy(inv, diag, sizeof(float) * S_COUNT * (size_t)st);
+	for (int k = 0; k < S_COUNT; k++)
+		memcpy(inv + k * st + lo, diag + k * st + lo, sizeof(float) * (size_t)(hi - lo));
 	for (int f = 0; f < FAMILIES; f++) {
 		const int off = family_dj[f] * L->nx + family_di[f];
 		const float *e = edge + f * S_COUNT * st;
+		const int a = lo > off ? lo : off;
 		for (int k = 0; k < S_COUNT; k++) {
-			for (int i = 0; i < n; i++)
+			for (int i = lo; i < hi; i++)
 				inv[k * st + i] += e[k * st + i];
-			for (int i = off; i < n; i++)
+			for (int i = a; i < hi; i++)
 				inv[k * st + i] += e[k * st + i - off];
 		}
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = lo; i < hi; i++) {
 		double a00 = inv[S_XX * st + i], a01 = inv[S_XY * st + i], a02 = inv[S_XZ * st + i];
 		double a11 = inv[S_YY * st + i], a12 = inv[S_YZ * st + i], a22 = inv[S_ZZ * st + i];
 		double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22, c02 = a01 * a12 - a02 * a11;
@@ -215,44 +207,88 @@ static void invert_level(ml_level *L)
 		inv[S_YZ * st + i] = (float)(c12 * f);
 		inv[S_ZZ * st + i] = (float)(c22 * f);
 	}
-	/* the tails stay zero (the loops above wrote [0, n) only) */
 }
 
-/* Level l + 1 from level l (both at least level 1). */
+/* The whole level; the tails stay zero (the ranges cover [0, n) only). */
+static void invert_level(ml_level *L)
+{
+	invert_range(L, 0, L->n);
+}
+
+/* out[k] += t[2k], then out[k] += t[2k + 1], along one row (the last odd column
+ * alone): a row's columns onto their aggregates in the order of a column-by-column
+ * walk. */
+SIM_VECTOR_CLONES
+static void add_pairs(float *restrict out, const float *restrict t, int nx)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++) {
+		const float first = out[k] + t[2 * k];
+		out[k] = first + t[2 * k + 1];
+	}
+	if (nx & 1)
+		out[pairs] += t[nx - 1];
+}
+
+/* out[k] += t[2k] for k < n. */
+SIM_VECTOR_CLONES
+static void add_even(float *restrict out, const float *restrict t, int n)
+{
+	for (int k = 0; k < n; k++)
+		out[k] += t[2 * k];
+}
+
+/* Level l + 1 from level l (both at least level 1).  Each coarse entry gets its fine
+ * terms in the order of a walk over the fine families, rows and columns: the
+ * diagonal's rows in pairs of columns; an edge family's row in its two column
+ * parities, whose edges go to one coarse family (or none, inside an aggregate) each,
+ * the even one first (where both land on one entry, the down family, that is the
+ * column order). */
 static void coarsen(const ml_level *F, ml_level *C)
 {
 	clear_level(C);
 	const int fst = F->st, cst = C->st;
 	const float *diag = F->mem + L_DIAG * fst, *edge = F->mem + L_EDGE * fst;
-	float *cdiag = C->mem + L_DIAG * cst;
-	for (int j = 0; j < F->ny; j++) {
-		for (int i = 0; i < F->nx; i++) {
-			const int v = i + j * F->nx, c = (i >> 1) + (j >> 1) * C->nx;
-			for (int k = 0; k < S_COUNT; k++)
-				cdiag[k * cst + c] += diag[k * fst + v];
-		}
-	}
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst;
+	for (int k = 0; k < S_COUNT; k++)
+		for (int j = 0; j < F->ny; j++)
+			add_pairs(cdiag + k * cst + (j >> 1) * C->nx, diag + k * fst + j * F->nx, F->nx);
 	for (int f = 0; f < FAMILIES; f++) {
+		const int di = family_di[f], dj = family_dj[f];
+		/* the columns i whose partner i + di is on the grid */
+		const int lo = di < 0 ? -di : 0, hi = di > 0 ? F->nx - di : F->nx;
 		const float *e = edge + f * S_COUNT * fst;
-		for (int j = 0; j < F->ny; j++) {
-			const int bj = j + family_dj[f];
-			if (bj >= F->ny)
-				continue;
-			for (int i = 0; i < F->nx; i++) {
-				const int bi = i + family_di[f];
-				if (bi < 0 || bi >= F->nx)
+		for (int j = 0; j + dj < F->ny; j++) {
+			for (int p = 0; p < 2; p++) {
+				const int cdi = ((p + di + 4) >> 1) - 2, cdj = ((j & 1) + dj) >> 1;
+				if (cdi == 0 && cdj == 0)
 					continue;
-				const int ai = i >> 1, aj = j >> 1, ci = bi >> 1, cj = bj >> 1;
-				if (ai == ci && aj == cj)
+				int cf = -1, at_b = 0;
+				for (int g = 0; g < FAMILIES; g++) {
+					if (cdi == family_di[g] && cdj == family_dj[g])
+						cf = g;
+					else if (cdi == -family_di[g] && cdj == -family_dj[g])
+						cf = g, at_b = 1;
+				}
+				/* columns i = 2k + p in [lo, hi); the edge is stored at (k, j / 2) or at
+				 * its partner's aggregate */
+				const int k0 = (lo - p + 1) >> 1, k1 = (hi - p + 1) >> 1;
+				if (cf < 0 || k0 >= k1)
 					continue;
-				const int v = i + j * F->nx;
-				float s[S_COUNT];
+				const int at = at_b ? k0 + cdi + ((j >> 1) + cdj) * C->nx : k0 + (j >> 1) * C->nx;
 				for (int k = 0; k < S_COUNT; k++)
-					s[k] = e[k * fst + v];
-				add_edge(C, ai, aj, ci, cj, s);
+					add_even(cedge + (cf * S_COUNT + k) * cst + at, e + k * fst + j * F->nx + 2 * k0 + p, k1 - k0);
 			}
 		}
 	}
+}
+
+/* y[i] -= x[i] s. */
+SIM_VECTOR_CLONES
+static void column_update(double *restrict y, const double *restrict x, double s, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] -= x[i] * s;
 }
 
 /* The coarsest level as a dense matrix, factored by Cholesky in double.  A vertex with
@@ -292,25 +328,25 @@ static void factor_coarsest(ml_grid *g)
 			}
 		}
 	}
-	/* lower triangle only from here; (r, c) with r >= c */
+	/* The factor L is kept by columns: L[r][c] (r >= c) at c n3 + r, where the upper
+	 * triangle was, so that the loops below run along contiguous columns. */
 	for (int r = 0; r < n3; r++)
 		for (int c = 0; c < r; c++)
-			K[(size_t)r * n3 + c] = K[(size_t)c * n3 + r] != 0.0 ? K[(size_t)c * n3 + r] : K[(size_t)r * n3 + c];
+			K[(size_t)c * n3 + r] = K[(size_t)c * n3 + r] != 0.0 ? K[(size_t)c * n3 + r] : K[(size_t)r * n3 + c];
+	/* Column by column, each column's update of the columns right of it at once: every
+	 * entry still gets its terms in the order k = 0, 1, ... of the row-by-row form
+	 * (L[r][c] = (A[r][c] - sum over k < c of L[r][k] L[c][k]) / L[c][c]), and the
+	 * update vectorises along the columns. */
 	for (int c = 0; c < n3; c++) {
-		double d = K[(size_t)c * n3 + c];
-		for (int k = 0; k < c; k++)
-			d -= K[(size_t)c * n3 + k] * K[(size_t)c * n3 + k];
+		double *col = K + (size_t)c * n3;
 		/* an empty row, or rounding on a singular aggregate: decouple the unknown */
-		const bool empty = !(d > 0.0);
-		d = empty ? 1.0 : sqrt(d);
-		K[(size_t)c * n3 + c] = d;
-		for (int r = c + 1; r < n3; r++) {
-			double s = empty ? 0.0 : K[(size_t)r * n3 + c];
-			if (!empty)
-				for (int k = 0; k < c; k++)
-					s -= K[(size_t)r * n3 + k] * K[(size_t)c * n3 + k];
-			K[(size_t)r * n3 + c] = s / d;
-		}
+		const bool empty = !(col[c] > 0.0);
+		const double d = empty ? 1.0 : sqrt(col[c]);
+		col[c] = d;
+		for (int r = c + 1; r < n3; r++)
+			col[r] = (empty ? 0.0 : col[r]) / d;
+		for (int t = c + 1; t < n3; t++)
+			column_update(K + (size_t)t * n3 + t, col + t, col[t], n3 - t);
 	}
 }
 
@@ -366,15 +402,27 @@ static void masked_row(float *restrict t, const float *restrict d, const float *
 		t[i] = mask[i] * d[i];
 }
 
-void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count)
+/* Level 1's operator over its rows [j0, j1) (the fine rows onto them), with `rows`
+ * (ROW_PLANES fine rows) of scratch.  Every entry of those rows gets the additions of the
+ * whole level's assembly in its order: the fine diagonal, rows in pairs; then run after
+ * run, fine row after fine row, the springs to kinematic vertices and the spring blocks'
+ * parity classes.  A fine row whose springs reach into [j0, j1) from the row before is
+ * computed here too, and only its contributions to [j0, j1) are added, so the result
+ * does not depend on how the rows are split. */
+static void assemble_rows(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                          float *rows, int j0, int j1)
 {
 	ml_level *C = &g->lv[0];
-	clear_level(C);
 	const int nx = g->nx, cnx = C->nx, cst = C->st;
-	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst, *rows = g->rows;
+	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst;
+	/* the tails of the last rows' planes too: they are read and must stay 0 */
+	const int lo = j0 * cnx, hi = j1 == C->ny ? cst : j1 * cnx;
+	for (int p = 0; p < L_INV; p++)
+		memset(C->mem + (size_t)p * (size_t)cst + lo, 0, sizeof(float) * (size_t)(hi - lo));
 	/* a row's pairs of columns, and rows in pairs: the same order of additions for every
 	 * aggregate */
-	for (int j = 0; j < g->ny; j++) {
+	const int f0 = 2 * j0, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
+	for (int j = f0; j < f1; j++) {
 		masked_row(rows, diag + j * nx, mask + j * nx, nx);
 		static const int diagonal[3] = {S_XX, S_YY, S_ZZ};
 		for (int k = 0; k < 3; k++)
@@ -400,17 +448,21 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 		}
 		const int off = run->dj * nx + run->di, span = run->i1 - run->i0;
 		const int rows_of_run = (run->count - span) / nx + 1;
+		/* the run's fine rows with an end in [f0, f1) */
+		const int r0 = f0 - run->dj > 0 ? f0 - run->dj : 0, r1 = f1 < rows_of_run ? f1 : rows_of_run;
 		memset(rows, 0, sizeof(float) * ROW_PLANES * (size_t)nx);
-		for (int j = 0; j < rows_of_run; j++) {
+		for (int j = r0; j < r1; j++) {
 			const int m = j * nx, a = run->i0 + m; /* the row's first real spring */
 			const bool one_free = spring_row(run->wx + m, run->wy + m, run->wz + m, run->beta + m, mask + a,
 			                                 mask + a + off, rows + run->i0, nx, span);
-			const int ra = (j >> 1) * cnx, rb = ((j + run->dj) >> 1) * cnx;
+			const int ja = j >> 1, jb = (j + run->dj) >> 1;
+			const bool in_a = ja >= j0 && ja < j1, in_b = jb >= j0 && jb < j1;
+			const int ra = ja * cnx, rb = jb * cnx;
 			/* springs to a kinematic vertex (few): their block on the free end's diagonal */
 			for (int i = run->i0; one_free && i < run->i1; i++) {
 				const int ia = a + i - run->i0, ms = m + i - run->i0;
 				const bool fa = mask[ia] != 0.0f, fb = mask[ia + off] != 0.0f;
-				if (fa == fb)
+				if (fa == fb || !(fa ? in_a : in_b))
 					continue;
 				const float wx = run->wx[ms], wy = run->wy[ms], wz = run->wz[ms], be = run->beta[ms];
 				const float blk[S_COUNT] = {wx * wx + be, wx * wy, wx * wz, wy * wy + be, wy * wz, wz * wz + be};
@@ -423,15 +475,56 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 					if (f < 0)
 						continue;
 					float *plane = cedge + (f * S_COUNT + k) * cst;
-					if (at_b[j & 1][p])
-						add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
-					else
+					if (at_b[j & 1][p]) {
+						if (in_b)
+							add_class(plane + rb, rows + k * nx, p, shift, nx, cnx);
+					} else if (in_a) {
 						add_class(plane + ra, rows + k * nx, p, 0, nx, cnx);
+					}
 				}
 			}
 		}
 	}
-	invert_level(C);
+}
+
+typedef struct assemble_task {
+	ml_grid *g;
+	const float *diag, *mask;
+	const ml_fine_run *runs;
+	int run_count;
+	bool invert; /* the second loop: the inverses of the blocks' diagonal blocks */
+} assemble_task;
+
+static void assemble_range(int start, int end, int worker, void *ctx)
+{
+	const assemble_task *k = ctx;
+	ml_grid *g = k->g;
+	ml_level *C = &g->lv[0];
+	const int j0 = start * BLOCK_ROWS, j1 = end * BLOCK_ROWS < C->ny ? end * BLOCK_ROWS : C->ny;
+	(void)worker;
+	if (k->invert)
+		invert_range(C, j0 * C->nx, j1 * C->nx);
+	else /* the range's first block's scratch: ranges do not overlap */
+		assemble_rows(g, k->diag, k->mask, k->runs, k->run_count,
+		              g->rows + (size_t)start * ROW_PLANES * (size_t)g->nx, j0, j1);
+}
+
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                 const sim_world *w)
+{
+	ml_level *C = &g->lv[0];
+	const int blocks = (C->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
+	assemble_task k = {g, diag, mask, runs, run_count, false};
+	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || C->n < PARALLEL_MIN) {
+		assemble_range(0, blocks, 0, &k);
+		k.invert = true;
+		assemble_range(0, blocks, 0, &k);
+	} else {
+		const int range = ml_even_range(blocks, BLOCK_ROWS, C->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
+		sim_parallel_for(w, assemble_range, blocks, range, &k);
+		k.invert = true;
+		sim_parallel_for(w, assemble_range, blocks, range, &k);
+	}
 	for (int l = 1; l < g->levels; l++) {
 		coarsen(&g->lv[l - 1], &g->lv[l]);
 		invert_level(&g->lv[l]);
@@ -454,6 +547,22 @@ static void block_apply(const float *restrict s, const float *restrict x, float 
 		y[i] += scale * y0;
 		y[st + i] += scale * y1;
 		y[2 * st + i] += scale * y2;
+	}
+}
+
+/* out = y + scale S x: block_apply into other planes. */
+SIM_VECTOR_CLONES
+static void block_apply_to(const float *restrict s, const float *restrict x, const float *restrict y,
+                           float *restrict out, int n, int st, float scale)
+{
+	for (int i = 0; i < n; i++) {
+		float x0 = x[i], x1 = x[st + i], x2 = x[2 * st + i];
+		float y0 = s[S_XX * st + i] * x0 + s[S_XY * st + i] * x1 + s[S_XZ * st + i] * x2;
+		float y1 = s[S_XY * st + i] * x0 + s[S_YY * st + i] * x1 + s[S_YZ * st + i] * x2;
+		float y2 = s[S_XZ * st + i] * x0 + s[S_YZ * st + i] * x1 + s[S_ZZ * st + i] * x2;
+		out[i] = y[i] + scale * y0;
+		out[st + i] = y[st + i] + scale * y1;
+		out[2 * st + i] = y[2 * st + i] + scale * y2;
 	}
 }
 
@@ -488,15 +597,16 @@ static void diag_residual(const float *restrict d, const float *restrict b, cons
 	}
 }
 
-/* u = E (x_I - x_{I + off}) for one edge family. */
+/* u = E (x_I - x_{I + off}) for one edge family (u's planes `us` apart). */
 SIM_VECTOR_CLONES
-static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st)
+static void edge_terms(const float *restrict e, const float *restrict x, float *restrict u, int off, int n, int st,
+                       int us)
 {
 	for (int i = 0; i < n; i++) {
 		float d0 = x[i] - x[i + off], d1 = x[st + i] - x[st + i + off], d2 = x[2 * st + i] - x[2 * st + i + off];
 		u[i] = e[S_XX * st + i] * d0 + e[S_XY * st + i] * d1 + e[S_XZ * st + i] * d2;
-		u[st + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
-		u[2 * st + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
+		u[us + i] = e[S_XY * st + i] * d0 + e[S_YY * st + i] * d1 + e[S_YZ * st + i] * d2;
+		u[2 * us + i] = e[S_XZ * st + i] * d0 + e[S_YZ * st + i] * d1 + e[S_ZZ * st + i] * d2;
 	}
 }
 
@@ -509,7 +619,7 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 		const int off = family_dj[f] * L->nx + family_di[f];
 		/* the terms first, then the two scatters: three loops that vectorise (one loop
 		 * doing both scatters measured twice as slow) */
-		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st);
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st, x, u, off, n, st, st);
 		for (int c = 0; c < 3; c++) {
 			sim_plane_sub(t + c * st, u + c * st, n);
 			if (off < n)
@@ -518,6 +628,9 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 	}
 }
 
+/* The two triangular solves with the factor L (by columns, see factor_coarsest), each
+ * row's terms in the order k = 0, 1, ... as by rows: the forward one a column at a time
+ * (vectorised), the backward one row by row (L's rows are its stored columns). */
 static void solve_coarsest(ml_grid *g)
 {
 	ml_level *L = &g->lv[g->levels - 1];
@@ -526,17 +639,19 @@ static void solve_coarsest(ml_grid *g)
 	double *y = g->work;
 	const float *b = L->mem + L_B * st;
 	float *x = L->mem + L_X * st;
-	for (int r = 0; r < n3; r++) {
-		double s = b[(r % 3) * st + r / 3];
-		for (int k = 0; k < r; k++)
-			s -= K[(size_t)r * n3 + k] * y[k];
-		y[r] = s / K[(size_t)r * n3 + r];
+	for (int r = 0; r < n3; r++)
+		y[r] = b[(r % 3) * st + r / 3];
+	for (int k = 0; k < n3; k++) {
+		const double *col = K + (size_t)k * n3;
+		y[k] = y[k] / col[k];
+		column_update(y + k + 1, col + k + 1, y[k], n3 - k - 1);
 	}
 	for (int r = n3 - 1; r >= 0; r--) {
+		const double *col = K + (size_t)r * n3;
 		double s = y[r];
 		for (int k = r + 1; k < n3; k++)
-			s -= K[(size_t)k * n3 + r] * y[k];
-		y[r] = s / K[(size_t)r * n3 + r];
+			s -= col[k] * y[k];
+		y[r] = s / col[r];
 	}
 	for (int r = 0; r < n3; r++)
 		x[(r % 3) * st + r / 3] = (float)y[r];
@@ -601,6 +716,33 @@ static void vcycle(ml_grid *g, int l)
 	block_apply(inv, t, x, n, st, COARSE_OMEGA);
 }
 
+/* z[2k] += mask[2k] e[k], z[2k + 1] += mask[2k + 1] e[k] along one fine row: level 1's
+ * correction onto the cloth, kinematic vertices filtered out. */
+SIM_VECTOR_CLONES
+static void prolong_row(float *restrict z, const float *restrict mask, const float *restrict e, int nx)
+{
+	const int pairs = nx / 2;
+	for (int k = 0; k < pairs; k++) {
+		z[2 * k] += mask[2 * k] * e[k];
+		z[2 * k + 1] += mask[2 * k + 1] * e[k];
+	}
+	if (nx & 1)
+		z[nx - 1] += mask[nx - 1] * e[pairs];
+}
+
+/* Fine rows [2 j0, 2 j1) of z += the prolongation of level 1's solution, in its planes
+ * from `plane` (L_X, or L_U after the parallel cycle). */
+static void prolong_rows(ml_grid *g, float *z, const float *mask, int stride, int plane, int j0, int j1)
+{
+	const ml_level *C = &g->lv[0];
+	const int nx = g->nx, f1 = 2 * j1 < g->ny ? 2 * j1 : g->ny;
+	const float *x = C->mem + plane * C->st;
+	for (int c = 0; c < 3; c++)
+		for (int j = 2 * j0; j < f1; j++)
+			prolong_row(z + (size_t)c * (size_t)stride + (size_t)j * (size_t)nx, mask + j * nx,
+			            x + c * C->st + (j >> 1) * C->nx, nx);
+}
+
 /* One fine row's filtered residual mask (r - q), into a row of scratch. */
 SIM_VECTOR_CLONES
 static void residual_row(float *restrict t, const float *restrict r, const float *restrict q,
@@ -630,59 +772,62 @@ static void restrict_rows(ml_grid *g, const float *r, const float *q, const floa
 }
 
 /* The serial cycle, for hierarchies too small to split. */
-static const float *cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride)
+static void cycle_serial(ml_grid *g, const float *r, const float *q, const float *mask, int stride, float *z,
+                         ml_product_fn *product, void *product_ctx)
 {
+	if (product)
+		product(product_ctx, 0, g->nx * g->ny, 0);
 	/* a row of scratch: level 1's residual plane is free until the cycle writes it */
 	restrict_rows(g, r, q, mask, stride, g->lv[0].mem + L_U * g->lv[0].st, 0, g->lv[0].ny);
 	vcycle(g, 0);
-	return g->lv[0].mem + L_X * g->lv[0].st;
+	prolong_rows(g, z, mask, stride, L_X, 0, g->lv[0].ny);
 }
 
 /* ---- the parallel cycle --------------------------------------------------------------------
  * Level 1's work (the bulk of the coarse levels: level 2 is a quarter of it) in blocks of
  * BLOCK_ROWS rows, through the world's task callbacks; the levels below run on the
  * caller.  Each phase writes only its block's entries, and every entry gets the serial
- * cycle's operations in the serial cycle's order (the four families' edge terms are kept
- * apart in L_V so that a block can take its own entries' terms, family by family, the
- * subtraction then the addition, as edges_residual does), so the result is the serial
- * cycle's bit for bit whatever the number of workers.  Six phases, a barrier between two
- * where a block reads its neighbours' entries: restriction from the fine grid and the
- * first smoothing sweep; the edge terms; the residual and its restriction to level 2;
- * then, after the levels below, prolongation and the diagonal residual; the edge terms;
- * the residual and the last sweep. */
+ * cycle's operations in the serial cycle's order, so the result is the serial cycle's bit
+ * for bit whatever the number of workers.  An entry's residual takes the edge terms of
+ * its own edges and of the edges that reach it from the row before (edges_residual's
+ * order: family by family, the subtraction then the addition), so a block computes the
+ * terms of its rows and of the row and vertex before them (those are computed twice, by
+ * two blocks, the same way) into its own scratch.  Four phases, a barrier between two
+ * where a block reads its neighbours' entries: the product q = A z over the block's fine
+ * rows (when ml_apply computes it), restriction from the fine grid and the first
+ * smoothing sweep; the residual and its restriction to level 2; then, after the
+ * levels below, prolongation and the diagonal residual; the residual, the last sweep (into
+ * L_U: the neighbours still read x) and the prolongation of the block's rows onto the
+ * cloth. */
 
-typedef enum { CP_FIRST, CP_TERMS, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
+typedef enum { CP_FIRST, CP_DOWN, CP_UP, CP_LAST, CP_COUNT } cycle_phase;
 
 typedef struct cycle_task {
 	ml_grid *g;
 	cycle_phase phase;
 	const float *r, *q, *mask;
 	int stride;
+	float *z;
+	ml_product_fn *product;
+	void *product_ctx;
 } cycle_task;
 
-/* u_f = E_f (x_I - x_{I + off}) for the four families over [lo, hi). */
-static void block_terms(ml_level *L, const float *x, int lo, int hi)
+/* t -= the edges' part of A x over [lo, hi): the four families' terms over [h0, hi), h0
+ * a row and a vertex before lo (or 0), into u (TERM_PLANES planes `us` apart), then each
+ * entry's own term subtracted and the term of the edge reaching it added, family by
+ * family. */
+static void block_residual(ml_level *L, const float *x, float *t, float *u, int us, int lo, int hi)
 {
-	const int st = L->st;
+	const int st = L->st, n = L->n, h0 = lo - (L->nx + 1) > 0 ? lo - (L->nx + 1) : 0;
 	for (int f = 0; f < FAMILIES; f++) {
 		const int off = family_dj[f] * L->nx + family_di[f];
-		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st + lo, x + lo, L->mem + (L_V + 3 * f) * st + lo, off, hi - lo,
-		           st);
-	}
-}
-
-/* t -= the edges' part of A x over [lo, hi) from the four families' terms. */
-static void block_gather(ml_level *L, float *t, int lo, int hi)
-{
-	const int st = L->st, n = L->n;
-	for (int f = 0; f < FAMILIES; f++) {
-		const int off = family_dj[f] * L->nx + family_di[f];
-		const float *u = L->mem + (L_V + 3 * f) * st;
+		float *uf = u + 3 * f * us - h0; /* uf[I] is the term of vertex I */
+		edge_terms(L->mem + (L_EDGE + f * S_COUNT) * st + h0, x + h0, uf + h0, off, hi - h0, st, us);
 		const int a = lo > off ? lo : off;
 		for (int c = 0; c < 3; c++) {
-			sim_plane_sub(t + c * st + lo, u + c * st + lo, hi - lo);
+			sim_plane_sub(t + c * st + lo, uf + c * us + lo, hi - lo);
 			if (off < n && a < hi)
-				sim_plane_add(t + c * st + a, u + c * st + a - off, hi - a);
+				sim_plane_add(t + c * st + a, uf + c * us + a - off, hi - a);
 		}
 	}
 }
@@ -695,20 +840,20 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	const int st = L->st, cst = C->st;
 	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st, *d = L->mem + L_DIAG * st;
 	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
-	(void)worker;
 	for (int blk = start; blk < end; blk++) {
 		const int j0 = blk * BLOCK_ROWS, j1 = j0 + BLOCK_ROWS < L->ny ? j0 + BLOCK_ROWS : L->ny;
 		const int lo = j0 * L->nx, hi = j1 * L->nx;
+		float *u = g->block_terms + (size_t)blk * TERM_PLANES * (size_t)g->term_stride;
 		switch (k->phase) {
 		case CP_FIRST:
+			/* q over the block's fine rows, which only its restriction reads */
+			if (k->product)
+				k->product(k->product_ctx, 2 * j0 * g->nx, (2 * j1 < g->ny ? 2 * j1 : g->ny) * g->nx, worker);
 			restrict_rows(g, k->r, k->q, k->mask, k->stride, g->block_rows + (size_t)blk * (size_t)g->nx, j0, j1);
 			smooth_first(inv + lo, d + lo, b + lo, x + lo, t + lo, COARSE_OMEGA, hi - lo, st);
 			break;
-		case CP_TERMS:
-			block_terms(L, x, lo, hi);
-			break;
 		case CP_DOWN:
-			block_gather(L, t, lo, hi);
+			block_residual(L, x, t, u, g->term_stride, lo, hi);
 			for (int c = 0; c < 3; c++)
 				for (int j = j0; j < j1; j++)
 					pair_row(C->mem + L_B * cst + c * cst + (j >> 1) * C->nx, t + c * st + j * L->nx, L->nx,
@@ -721,8 +866,10 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 			diag_residual(d + lo, b + lo, x + lo, t + lo, hi - lo, st);
 			break;
 		case CP_LAST:
-			block_gather(L, t, lo, hi);
-			block_apply(inv + lo, t + lo, x + lo, hi - lo, st, COARSE_OMEGA);
+			/* the neighbours read this block's x for their terms: the result goes to L_U */
+			block_residual(L, x, t, u, g->term_stride, lo, hi);
+			block_apply_to(inv + lo, t + lo, x + lo, L->mem + L_U * st + lo, hi - lo, st, COARSE_OMEGA);
+			prolong_rows(g, k->z, k->mask, k->stride, L_U, j0, j1);
 			break;
 		case CP_COUNT:
 			break;
@@ -730,25 +877,26 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
-                      const sim_world *w, int *cstride)
+void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int stride, float *z,
+              ml_product_fn *product, void *product_ctx, const sim_world *w)
 {
-	*cstride = g->lv[0].st;
 	/* without callbacks, the serial cycle: the reference the blocked one must match */
-	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN)
-		return cycle_serial(g, r, q, mask, stride);
+	if (!w || !w->def.enqueue_task || w->def.worker_count <= 1 || g->levels < 2 || g->lv[0].n < PARALLEL_MIN) {
+		cycle_serial(g, r, q, mask, stride, z, product, product_ctx);
+		return;
+	}
 	const ml_level *L = &g->lv[0];
 	const int blocks = (L->ny + BLOCK_ROWS - 1) / BLOCK_ROWS;
-	static const cycle_phase down[] = {CP_FIRST, CP_TERMS, CP_DOWN}, up[] = {CP_UP, CP_TERMS, CP_LAST};
-	cycle_task k = {g, CP_FIRST, r, q, mask, stride};
-	for (int p = 0; p < 3; p++) {
-		k.phase = down[p];
-		sim_parallel_for(w, cycle_range, blocks, 1, &k);
-	}
+	/* the blocks in as few and as even ranges as whole blocks allow: on the drape 4, 4
+	 * and the last row's block */
+	const int range = ml_even_range(blocks, BLOCK_ROWS, L->ny - (blocks - 1) * BLOCK_ROWS, w->def.worker_count);
+	cycle_task k = {g, CP_FIRST, r, q, mask, stride, z, product, product_ctx};
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
+	k.phase = CP_DOWN;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
 	vcycle(g, 1);
-	for (int p = 0; p < 3; p++) {
-		k.phase = up[p];
-		sim_parallel_for(w, cycle_range, blocks, 1, &k);
-	}
-	return L->mem + L_X * L->st;
+	k.phase = CP_UP;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
+	k.phase = CP_LAST;
+	sim_parallel_for(w, cycle_range, blocks, range, &k);
 }

@@ -1,9 +1,10 @@
 /* The coarse levels of the implicit solve's multilevel preconditioner (multilevel.c):
  * one hierarchy per grid object, built by aggregating 2 x 2 vertices per level.  The
  * finest level (the cloth itself) stays in implicit.c, which owns its product and
- * smoother; this file takes the restricted residual at level 1 and returns level 1's
- * correction.  Level 1's work can run in fixed blocks through the world's task
- * callbacks (ml_apply); the levels below it stay on the caller. */
+ * smoother; this file takes the fine residual, restricts it to level 1 and adds level
+ * 1's correction, prolonged, to the cloth's.  Level 1's work (its assembly, its part of
+ * the cycle) can run in fixed blocks through the world's task callbacks; the levels below
+ * it stay on the caller. */
 #ifndef TELA_SIM_MULTILEVEL_H
 #define TELA_SIM_MULTILEVEL_H
 
@@ -26,20 +27,33 @@ bool ml_reserve(ml_grid *g, int nx, int ny);
 /* Level 1's vertex count (the aggregates of the fine grid): its vectors are indexed
  * (i / 2) + (j / 2) * ((nx + 1) / 2) for fine vertex (i, j). */
 int ml_level1_count(const ml_grid *g);
+struct sim_world;
 /* The Galerkin operators Pᵀ A P of every coarse level, P the piecewise-constant
  * prolongation with kinematic fine vertices filtered out (mask 0): diag (the scalar
- * diagonal d) and mask are the object's, runs its spring families. */
-void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count);
-/* Level 1's correction for the fine residual r - q: level 1's right-hand side b_I = sum
- * over the aggregate of mask_i (r_i - q_i) (three planes `stride` apart, object-local
- * pointers), then one symmetric V-cycle (damped block Jacobi before and after, the
- * coarsest level solved exactly), a fixed symmetric positive definite linear map.  With
- * w, level 1's work on a large hierarchy runs in fixed blocks through w's task callbacks,
- * with the same result bit for bit (w NULL: all on the caller).  *cstride receives the
- * distance between the result's planes. */
-struct sim_world;
-const float *ml_apply(ml_grid *g, const float *r, const float *q, const float *mask, int stride,
-                      const struct sim_world *w, int *cstride);
+ * diagonal d) and mask are the object's, runs its spring families.  With w, level 1's
+ * operator on a large hierarchy is assembled in fixed blocks of rows through w's task
+ * callbacks, with the same result bit for bit (w NULL: all on the caller). */
+void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine_run *runs, int run_count,
+                 const struct sim_world *w);
+/* Computes q = A z (the fine operator, unfiltered) over the object-local vertices [lo,
+ * hi) for ml_apply, with the scratch of `worker`; the same values whatever the range. */
+typedef void ml_product_fn(void *ctx, int lo, int hi, int worker);
+/* z += P e, e level 1's correction for the fine residual r - q and P the prolongation
+ * with kinematic vertices filtered out (mask 0): level 1's right-hand side b_I = sum over
+ * the aggregate of mask_i (r_i - q_i) (r, q and z three planes `stride` apart,
+ * object-local pointers), then one symmetric V-cycle (damped block Jacobi before and
+ * after, the coarsest level solved exactly), a fixed symmetric positive definite linear
+ * map.  With `product`, q is first computed as A z by it, row by row as the restriction
+ * needs it (NULL: q is given).  With w, level 1's work (the product's rows and the
+ * prolongation with it) on a large hierarchy runs in fixed blocks through w's task
+ * callbacks, with the same result bit for bit (w NULL: all on the caller). */
+void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int stride, float *z,
+              ml_product_fn *product, void *product_ctx, const struct sim_world *w);
+
+/* The range length, in items, that splits `count` items over `workers` workers most
+ * evenly when ranges go to workers as they come free: every item weighs `unit`, the last
+ * `last` (a partial block).  Only the split depends on it, never a result. */
+int ml_even_range(int count, int unit, int last, int workers);
 
 /* For tests (implicit.c): */
 #include "sim/sim.h"
