@@ -192,6 +192,12 @@ struct sim_collide {
 	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
 	 * refresh visits the dirty triangles' entries only, in list order */
 	darray adj_tri_start, adj_tri_items, adj_bits;
+	/* The neighbour list's candidates of the last full broad phase: [adj_lo, adj_hi) of vf
+	 * ([0]) and of ee ([1]), in list order still after the in-place refreshes' compactions
+	 * (drop_dirty), so that carry_bounds finds their old bounds by walking the old run
+	 * along the new one rather than through its index; old_adj_*: the same for old_vf and
+	 * old_ee while they are set aside. */
+	int adj_lo[2], adj_hi[2], old_adj_lo[2], old_adj_hi[2];
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -1355,35 +1361,91 @@ static void forget_results(sim_collide *c, bool keep_bounds)
 /* Gives every new candidate that was an old one its old start-distance bound (the
  * others keep 0): the old pairs are indexed by their first primitive (counting sort),
  * and each new pair looks among the few old ones with the same first primitive.  The
- * lookups read the index only, so ranges of new pairs run in parallel. */
+ * old list's run of neighbour-list candidates (old_lo to old_hi) is left out of the
+ * index: its pairs, like the new list's from adj_first on, are in the list's order,
+ * which sorts them by their first triangle (entry_triangle), so a new one is looked for
+ * in the run from the place the last one was found at, among the pairs of its own first
+ * triangle (a few); only those the run does not hold (found again by a refresh since,
+ * or new) go to the index.  The lookups read the index and the run only, so ranges of
+ * new pairs run in parallel. */
 typedef struct carry_task {
+	const sim_collide *c;
+	bool ee;       /* edge-edge pairs (else vertex-face) */
 	const pair *cur, *old;
 	int old_count;
+	int adj_first; /* cur's neighbour-list candidates: from here on */
+	int old_lo, old_hi; /* old's run of them */
 	const double *old_lb;
 	double *lb;
 	const int *start;
-	const pair *items; /* per old pair, by first primitive: {second primitive, old index} */
+	const pair *items; /* per old pair outside the run, by first primitive: {second primitive, old index} */
 } carry_task;
+
+/* The neighbour-list entry's first triangle (build_adjacency: ta < tb, the list in
+ * increasing ta): an edge pair's first edge is ta's, a vertex-face pair's vertex is
+ * owned by one of the two triangles and its triangle is the other. */
+static inline int entry_triangle(const sim_collide *c, bool ee, pair p)
+{
+	if (ee)
+		return ((const int *)c->edge_tri.data)[p.a];
+	int o = c->vert_tri[p.a];
+	return o < p.b ? o : p.b;
+}
 
 static void carry_range(int first, int last, int worker, void *ctx)
 {
 	(void)worker;
 	const carry_task *t = ctx;
+	const sim_collide *c = t->c;
+	const bool ee = t->ee;
 	const pair *old = t->old;
+	const int lo = t->old_lo, hi = t->old_hi;
 	/* The traversal runs in the order of a tree that was mostly only refitted, so a new
 	 * pair is most often the old pair after the last one found: that one is tried first
 	 * (a pair is listed once, so a match is the match), the index otherwise. */
 	int next = t->old_count;
+	int j = -1; /* the run's cursor: no pair before it can be a later new pair's */
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
+		if (q >= t->adj_first && lo < hi) {
+			pair x = t->cur[q];
+			if (j >= 0 && j < hi && old[j].a == a && old[j].b == b) {
+				t->lb[q] = t->old_lb[j++];
+				continue;
+			}
+			int tx = entry_triangle(c, ee, x);
+			if (j < 0) {
+				/* the first place in the run whose triangle is not below x's */
+				int l = lo, r = hi;
+				while (l < r) {
+					int m = l + (r - l) / 2;
+					if (entry_triangle(c, ee, old[m]) < tx)
+						l = m + 1;
+					else
+						r = m;
+				}
+				j = l;
+			}
+			while (j < hi && entry_triangle(c, ee, old[j]) < tx)
+				j++;
+			int k = j;
+			for (; k < hi && entry_triangle(c, ee, old[k]) == tx; k++)
+				if (old[k].a == a && old[k].b == b)
+					break;
+			if (k < hi && old[k].a == a && old[k].b == b) {
+				t->lb[q] = t->old_lb[k];
+				j = k + 1;
+				continue;
+			}
+		}
 		if (next < t->old_count && old[next].a == a && old[next].b == b) {
 			t->lb[q] = t->old_lb[next++];
 			continue;
 		}
 		/* the run of a's old pairs is contiguous, so the scan streams */
-		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
-			if (t->items[j].a == b) {
-				next = t->items[j].b;
+		for (int i = a ? t->start[a - 1] : 0; i < t->start[a]; i++) {
+			if (t->items[i].a == b) {
+				next = t->items[i].b;
 				t->lb[q] = t->old_lb[next++];
 				break;
 			}
@@ -1391,8 +1453,11 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	}
 }
 
-static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
-                         const darray *cur, double *lb, int keys)
+/* old, old_lb: the set-aside pairs with their bounds, and [old_lo, old_hi) their run of
+ * the neighbour list's; cur: the new pairs, the neighbour list's from adj_first on; lb:
+ * their bounds; keys: the first primitives' count. */
+static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darray *old, const double *old_lb,
+                         int old_lo, int old_hi, const darray *cur, int adj_first, double *lb, int keys)
 {
 	if (old->count == 0 || cur->count == 0)
 		return true;
@@ -1404,15 +1469,18 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	/* the count in a local: the stores through start and items might alias old->count,
 	 * which the loops would otherwise load again at every pair */
 	const int n_old = old->count;
+	const int seg[2][2] = {{0, old_lo}, {old_hi, n_old}};
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-	for (int q = 0; q < n_old; q++)
-		start[op[q].a + 1]++;
+	for (int s = 0; s < 2; s++)
+		for (int q = seg[s][0]; q < seg[s][1]; q++)
+			start[op[q].a + 1]++;
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
-	for (int q = 0; q < n_old; q++)
-		items[start[op[q].a]++] = (pair){op[q].b, q};
+	for (int s = 0; s < 2; s++)
+		for (int q = seg[s][0]; q < seg[s][1]; q++)
+			items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
+	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, old_lo, old_hi, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
@@ -1583,6 +1651,10 @@ static bool set_aside(sim_collide *c)
 	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
 	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
 	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
+	for (int k = 0; k < 2; k++) {
+		c->old_adj_lo[k] = c->adj_lo[k], c->old_adj_hi[k] = c->adj_hi[k];
+		c->adj_lo[k] = c->adj_hi[k] = 0;
+	}
 	c->lb_carry = false;
 	c->have_candidates = false;
 	return carry;
@@ -1592,8 +1664,10 @@ static bool set_aside(sim_collide *c)
  * of the pairs found again (carry). */
 static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
 {
+	c->adj_lo[0] = c->vf.count, c->adj_lo[1] = c->ee.count;
 	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
+	c->adj_hi[0] = c->vf.count, c->adj_hi[1] = c->ee.count;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
 		return false;
@@ -1601,8 +1675,10 @@ static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
 	c->candidates_self = w->def.self_collisions;
 	forget_results(c, false);
 	if (carry) {
-		if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
-		    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
+		if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, c->old_adj_lo[0], c->old_adj_hi[0], &c->vf,
+		                  c->adj_lo[0], c->vf_lb.data, c->nv) ||
+		    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, c->old_adj_lo[1], c->old_adj_hi[1], &c->ee,
+		                  c->adj_lo[1], c->ee_lb.data, c->edges.count)) {
 			forget_results(c, false);
 			return false;
 		}
@@ -1880,8 +1956,14 @@ static bool drop_dirty(sim_collide *c)
 	double *vl = c->vf_lb.data, *el = c->ee_lb.data, *ovl = c->old_vf_lb.data, *oel = c->old_ee_lb.data;
 	/* In a fold a quarter may go, at random: every candidate is written to both lists
 	 * and kept by the counts alone, without a branch. */
-	int n = 0, m = 0;
+	/* the neighbour list's run [adj_lo, adj_hi) keeps its order; its new bounds are the
+	 * kept counts at its old ones */
+	int n = 0, m = 0, lo = c->adj_lo[0], hi = c->adj_hi[0];
 	for (int q = 0; q < c->vf.count; q++) {
+		if (q == lo)
+			c->adj_lo[0] = n;
+		if (q == hi)
+			c->adj_hi[0] = n;
 		pair p = vf[q];
 		int st = vs[q];
 		double lb = vl[q];
@@ -1891,10 +1973,18 @@ static bool drop_dirty(sim_collide *c)
 		m += gone;
 		n += !gone;
 	}
+	if (hi == c->vf.count)
+		c->adj_hi[0] = n;
+	if (lo == c->vf.count)
+		c->adj_lo[0] = n;
 	c->vf.count = n;
 	c->old_vf.count = m;
-	n = m = 0;
+	n = m = 0, lo = c->adj_lo[1], hi = c->adj_hi[1];
 	for (int q = 0; q < c->ee.count; q++) {
+		if (q == lo)
+			c->adj_lo[1] = n;
+		if (q == hi)
+			c->adj_hi[1] = n;
 		pair p = ee[q];
 		int st = es[q];
 		double lb = el[q];
@@ -1904,6 +1994,10 @@ static bool drop_dirty(sim_collide *c)
 		m += gone;
 		n += !gone;
 	}
+	if (hi == c->ee.count)
+		c->adj_hi[1] = n;
+	if (lo == c->ee.count)
+		c->adj_lo[1] = n;
 	c->ee.count = n;
 	c->old_ee.count = m;
 	return true;
@@ -2058,8 +2152,9 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	/* a pair found again keeps its bound: a bound on its distance, wherever it came from */
 	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
 	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
-	if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &nvf, vl + old_vf, c->nv) ||
-	    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &nee, el + old_ee, c->edges.count))
+	/* the dropped pairs have no run: all go to the index */
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, nvf.count, vl + old_vf, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, nee.count, el + old_ee, c->edges.count))
 		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
