@@ -1373,7 +1373,7 @@ typedef struct carry_task {
 	bool ee;       /* edge-edge pairs (else vertex-face) */
 	const pair *cur, *old;
 	int old_count;
-	int adj_first; /* cur's neighbour-list candidates: from here on */
+	int adj_first, adj_last; /* cur's run of neighbour-list candidates */
 	int old_lo, old_hi; /* old's run of them */
 	const double *old_lb;
 	double *lb;
@@ -1407,7 +1407,7 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	int j = -1; /* the run's cursor: no pair before it can be a later new pair's */
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
-		if (q >= t->adj_first && lo < hi) {
+		if (q >= t->adj_first && q < t->adj_last && lo < hi) {
 			pair x = t->cur[q];
 			if (j >= 0 && j < hi && old[j].a == a && old[j].b == b) {
 				t->lb[q] = t->old_lb[j++];
@@ -1454,10 +1454,10 @@ static void carry_range(int first, int last, int worker, void *ctx)
 }
 
 /* old, old_lb: the set-aside pairs with their bounds, and [old_lo, old_hi) their run of
- * the neighbour list's; cur: the new pairs, the neighbour list's from adj_first on; lb:
- * their bounds; keys: the first primitives' count. */
+ * the neighbour list's; cur: the new pairs, [adj_first, adj_last) their run of the
+ * neighbour list's; lb: their bounds; keys: the first primitives' count. */
 static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darray *old, const double *old_lb,
-                         int old_lo, int old_hi, const darray *cur, int adj_first, double *lb, int keys)
+                         int old_lo, int old_hi, const darray *cur, int adj_first, int adj_last, double *lb, int keys)
 {
 	if (old->count == 0 || cur->count == 0)
 		return true;
@@ -1480,7 +1480,7 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darr
 		for (int q = seg[s][0]; q < seg[s][1]; q++)
 			items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, old_lo, old_hi, old_lb, lb, start, items};
+	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi, old_lb, lb, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
@@ -1676,9 +1676,9 @@ static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
 	forget_results(c, false);
 	if (carry) {
 		if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, c->old_adj_lo[0], c->old_adj_hi[0], &c->vf,
-		                  c->adj_lo[0], c->vf_lb.data, c->nv) ||
+		                  c->adj_lo[0], c->adj_hi[0], c->vf_lb.data, c->nv) ||
 		    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, c->old_adj_lo[1], c->old_adj_hi[1], &c->ee,
-		                  c->adj_lo[1], c->ee_lb.data, c->edges.count)) {
+		                  c->adj_lo[1], c->adj_hi[1], c->ee_lb.data, c->edges.count)) {
 			forget_results(c, false);
 			return false;
 		}
@@ -2000,6 +2000,7 @@ static bool drop_dirty(sim_collide *c)
 		c->adj_lo[1] = n;
 	c->ee.count = n;
 	c->old_ee.count = m;
+	c->old_adj_lo[0] = c->old_adj_hi[0] = c->old_adj_lo[1] = c->old_adj_hi[1] = 0; /* the dropped have no run */
 	return true;
 }
 
@@ -2153,8 +2154,8 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
 	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
 	/* the dropped pairs have no run: all go to the index */
-	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, nvf.count, vl + old_vf, c->nv) ||
-	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, nee.count, el + old_ee, c->edges.count))
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, 0, 0, vl + old_vf, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, 0, 0, el + old_ee, c->edges.count))
 		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
@@ -2220,6 +2221,56 @@ void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refres
 {
 	*full = c->full_broad_phases;
 	*refreshed = c->refreshed_triangles;
+}
+
+typedef struct old_place {
+	pair p;
+	int k;
+} old_place;
+
+static int old_place_cmp(const void *pa, const void *pb)
+{
+	const old_place *a = pa, *b = pb;
+	if (a->p.a != b->p.a)
+		return a->p.a < b->p.a ? -1 : 1;
+	return (a->p.b > b->p.b) - (a->p.b < b->p.b);
+}
+
+int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run)
+{
+	*from_run = 0;
+	if (c->pending || !c->have_candidates)
+		return -1; /* old_vf and old_ee hold something else */
+	int differ = 0;
+	for (int k = 0; k < 2; k++) {
+		const darray *old = k ? &c->old_ee : &c->old_vf, *cur = k ? &c->ee : &c->vf;
+		const double *old_lb = k ? c->old_ee_lb.data : c->old_vf_lb.data;
+		const pair *op = old->data, *cp = cur->data;
+		const int n = cur->count, n_old = old->count;
+		double *mine = calloc((size_t)n + 1, sizeof(double)), *brute = calloc((size_t)n + 1, sizeof(double));
+		old_place *sorted = malloc(sizeof(old_place) * ((size_t)n_old + 1));
+		bool ok = mine && brute && sorted &&
+		          carry_bounds(c, w, k, old, old_lb, c->old_adj_lo[k], c->old_adj_hi[k], cur, c->adj_lo[k],
+		                       c->adj_hi[k], mine, k ? c->edges.count : c->nv);
+		if (ok) {
+			for (int q = 0; q < n_old; q++)
+				sorted[q] = (old_place){op[q], q};
+			qsort(sorted, (size_t)n_old, sizeof(old_place), old_place_cmp);
+			for (int q = 0; q < n; q++) {
+				old_place key = {cp[q], 0};
+				const old_place *f = bsearch(&key, sorted, (size_t)n_old, sizeof(old_place), old_place_cmp);
+				if (f) {
+					brute[q] = old_lb[f->k];
+					*from_run += f->k >= c->old_adj_lo[k] && f->k < c->old_adj_hi[k];
+				}
+				differ += memcmp(&mine[q], &brute[q], sizeof(double)) != 0;
+			}
+		}
+		free(mine), free(brute), free(sorted);
+		if (!ok)
+			return -1;
+	}
+	return differ;
 }
 
 int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces)
