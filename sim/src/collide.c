@@ -1377,6 +1377,7 @@ typedef struct carry_task {
 	int old_lo, old_hi; /* old's run of them */
 	const double *old_lb;
 	double *lb;
+	int *state;
 	const int *start;
 	const pair *items; /* per old pair outside the run, by first primitive: {second primitive, old index} */
 } carry_task;
@@ -1407,6 +1408,9 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	int j = -1; /* the run's cursor: no pair before it can be a later new pair's */
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
+		/* forget_results' part, here rather than in its own serial pass */
+		t->state[q] = -1;
+		t->lb[q] = 0.0;
 		if (q >= t->adj_first && q < t->adj_last && lo < hi) {
 			pair x = t->cur[q];
 			if (j >= 0 && j < hi && old[j].a == a && old[j].b == b) {
@@ -1455,12 +1459,19 @@ static void carry_range(int first, int last, int worker, void *ctx)
 
 /* old, old_lb: the set-aside pairs with their bounds, and [old_lo, old_hi) their run of
  * the neighbour list's; cur: the new pairs, [adj_first, adj_last) their run of the
- * neighbour list's; lb: their bounds; keys: the first primitives' count. */
+ * neighbour list's; lb: their bounds (0: none); state: their test states, all -1 (to be
+ * tested); keys: the first primitives' count. */
 static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darray *old, const double *old_lb,
-                         int old_lo, int old_hi, const darray *cur, int adj_first, int adj_last, double *lb, int keys)
+                         int old_lo, int old_hi, const darray *cur, int adj_first, int adj_last, double *lb,
+                         int *state, int keys)
 {
-	if (old->count == 0 || cur->count == 0)
+	if (cur->count == 0)
 		return true;
+	if (old->count == 0) {
+		memset(state, 0xff, sizeof(int) * (size_t)cur->count);
+		memset(lb, 0, sizeof(double) * (size_t)cur->count);
+		return true;
+	}
 	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(pair), old->count))
 		return false;
 	int *start = c->key_start.data;
@@ -1480,7 +1491,8 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darr
 		for (int q = seg[s][0]; q < seg[s][1]; q++)
 			items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi, old_lb, lb, start, items};
+	carry_task task = {c,  ee,     cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi,
+	                   old_lb, lb, state,     start,     items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
@@ -1673,17 +1685,20 @@ static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
 		return false;
 	c->have_candidates = true;
 	c->candidates_self = w->def.self_collisions;
-	forget_results(c, false);
-	if (carry) {
-		if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, c->old_adj_lo[0], c->old_adj_hi[0], &c->vf,
-		                  c->adj_lo[0], c->adj_hi[0], c->vf_lb.data, c->nv) ||
-		    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, c->old_adj_lo[1], c->old_adj_hi[1], &c->ee,
-		                  c->adj_lo[1], c->adj_hi[1], c->ee_lb.data, c->edges.count)) {
-			forget_results(c, false);
-			return false;
-		}
-		c->lb_carry = true;
+	if (!carry) {
+		forget_results(c, false);
+		return true;
 	}
+	/* carry_bounds does forget_results' work on the way */
+	c->lb_carry = false;
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, c->old_adj_lo[0], c->old_adj_hi[0], &c->vf,
+	                  c->adj_lo[0], c->adj_hi[0], c->vf_lb.data, c->vf_state.data, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, c->old_adj_lo[1], c->old_adj_hi[1], &c->ee,
+	                  c->adj_lo[1], c->adj_hi[1], c->ee_lb.data, c->ee_state.data, c->edges.count)) {
+		forget_results(c, false);
+		return false;
+	}
+	c->lb_carry = true;
 	return true;
 }
 
@@ -2146,16 +2161,14 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		return false;
 	int *vs = c->vf_state.data, *es = c->ee_state.data;
 	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
-	for (int q = old_vf; q < c->vf.count; q++)
-		vs[q] = -1, vl[q] = 0.0;
-	for (int q = old_ee; q < c->ee.count; q++)
-		es[q] = -1, el[q] = 0.0;
-	/* a pair found again keeps its bound: a bound on its distance, wherever it came from */
+	/* the new pairs are to be tested; a pair found again keeps its bound: a bound on its
+	 * distance, wherever it came from */
 	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
 	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
 	/* the dropped pairs have no run: all go to the index */
-	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, 0, 0, vl + old_vf, c->nv) ||
-	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, 0, 0, el + old_ee, c->edges.count))
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, 0, 0, vl + old_vf, vs + old_vf, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, 0, 0, el + old_ee, es + old_ee,
+	                  c->edges.count))
 		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
@@ -2248,10 +2261,11 @@ int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run)
 		const pair *op = old->data, *cp = cur->data;
 		const int n = cur->count, n_old = old->count;
 		double *mine = calloc((size_t)n + 1, sizeof(double)), *brute = calloc((size_t)n + 1, sizeof(double));
+		int *state = calloc((size_t)n + 1, sizeof(int));
 		old_place *sorted = malloc(sizeof(old_place) * ((size_t)n_old + 1));
-		bool ok = mine && brute && sorted &&
+		bool ok = mine && brute && state && sorted &&
 		          carry_bounds(c, w, k, old, old_lb, c->old_adj_lo[k], c->old_adj_hi[k], cur, c->adj_lo[k],
-		                       c->adj_hi[k], mine, k ? c->edges.count : c->nv);
+		                       c->adj_hi[k], mine, state, k ? c->edges.count : c->nv);
 		if (ok) {
 			for (int q = 0; q < n_old; q++)
 				sorted[q] = (old_place){op[q], q};
@@ -2263,10 +2277,10 @@ int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run)
 					brute[q] = old_lb[f->k];
 					*from_run += f->k >= c->old_adj_lo[k] && f->k < c->old_adj_hi[k];
 				}
-				differ += memcmp(&mine[q], &brute[q], sizeof(double)) != 0;
+				differ += memcmp(&mine[q], &brute[q], sizeof(double)) != 0 || state[q] != -1;
 			}
 		}
-		free(mine), free(brute), free(sorted);
+		free(mine), free(brute), free(state), free(sorted);
 		if (!ok)
 			return -1;
 	}
