@@ -133,6 +133,7 @@ typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
 	darray hits;      /* refresh: the marked traversal's triangle pairs */
+	int vf_at, ee_at; /* merge_candidates: where its candidates go in the lists */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -991,7 +992,7 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 }
 
 static bool parallel(const sim_world *w);
-static bool merge_candidates(sim_collide *c, int blocks);
+static bool merge_candidates(sim_collide *c, const sim_world *w, int blocks);
 
 /* Neighbour-list entries per block (vertex-face entries, then edge-edge ones, as one
  * sequence): a block's output is merged in block order. */
@@ -1095,7 +1096,7 @@ static bool adjacent_candidates(sim_collide *c, const sim_world *w, const int *l
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, nblocks));
+	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
 /* The triangles -> entries index of the neighbour list (counting sort: each triangle's
@@ -1537,14 +1538,39 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-/* Appends every block's candidates to the lists, in block order. */
-static bool merge_candidates(sim_collide *c, int blocks)
+/* Blocks per range of merge_candidates' copies. */
+#define MERGE_RANGE 8
+
+static void merge_range(int start, int end, int worker, void *ctx)
 {
-	for (int k = 0; k < blocks; k++) {
+	(void)worker;
+	sim_collide *c = ctx;
+	for (int k = start; k < end; k++) {
 		const block_out *b = &c->blocks[k];
-		if (b->failed || !append(&c->vf, &b->vf, sizeof(pair)) || !append(&c->ee, &b->ee, sizeof(pair)))
-			return false;
+		if (b->vf.count > 0)
+			memcpy((pair *)c->vf.data + b->vf_at, b->vf.data, sizeof(pair) * (size_t)b->vf.count);
+		if (b->ee.count > 0)
+			memcpy((pair *)c->ee.data + b->ee_at, b->ee.data, sizeof(pair) * (size_t)b->ee.count);
 	}
+}
+
+/* Appends every block's candidates to the lists, in block order: each block's place
+ * first, then the copies, shared out (on the caller they were a tenth of the drape's
+ * serial broad phase). */
+static bool merge_candidates(sim_collide *c, const sim_world *w, int blocks)
+{
+	int nvf = c->vf.count, nee = c->ee.count;
+	for (int k = 0; k < blocks; k++) {
+		block_out *b = &c->blocks[k];
+		if (b->failed)
+			return false;
+		b->vf_at = nvf, b->ee_at = nee;
+		nvf += b->vf.count, nee += b->ee.count;
+	}
+	if (!reserve(&c->vf, sizeof(pair), nvf) || !reserve(&c->ee, sizeof(pair), nee))
+		return false;
+	sim_parallel_for(w, merge_range, blocks, MERGE_RANGE, c);
+	c->vf.count = nvf, c->ee.count = nee;
 	return true;
 }
 
@@ -1633,7 +1659,7 @@ static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
 	bool ok = true;
 	for (int k = 0; k < n; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, n));
+	return ok && (!par || merge_candidates(c, w, n));
 }
 
 /* Every vertex's, triangle's and edge's box for a window from the current substep, and
@@ -1952,7 +1978,7 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, nblocks));
+	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
