@@ -1492,8 +1492,8 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darr
 		for (int q = seg[s][0]; q < seg[s][1]; q++)
 			items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {c,  ee,     cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi,
-	                   old_lb, lb, state,     start,     items};
+	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi,
+	                   old_lb, lb, state, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }

@@ -411,7 +411,8 @@ void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refres
  * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
  * once by brute force (sorted old pairs), and returns how many differ (-1: that list is
  * gone, or out of memory); *from_run: the pairs found in the set-aside list's run of
- * neighbour-list candidates. */
+ * neighbour-list candidates.  Only while the topology is the one both lists were made
+ * for. */
 int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run);
 
 /* ---- measure (world.c) ---- */
