@@ -133,6 +133,7 @@ typedef struct block_out {
 	darray vf, ee;    /* broad phase: candidate pairs */
 	darray contacts;  /* proximity: contact_rec */
 	darray hits;      /* refresh: the marked traversal's triangle pairs */
+	int vf_at, ee_at; /* merge_candidates: where its candidates go in the lists */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -192,6 +193,12 @@ struct sim_collide {
 	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
 	 * refresh visits the dirty triangles' entries only, in list order */
 	darray adj_tri_start, adj_tri_items, adj_bits;
+	/* The neighbour list's candidates of the last full broad phase: [adj_lo, adj_hi) of vf
+	 * ([0]) and of ee ([1]), in list order still after the in-place refreshes' compactions
+	 * (drop_dirty), so that carry_bounds finds their old bounds by walking the old run
+	 * along the new one rather than through its index; old_adj_*: the same for old_vf and
+	 * old_ee while they are set aside. */
+	int adj_lo[2], adj_hi[2], old_adj_lo[2], old_adj_hi[2];
 	darray tri_dirty; /* unsigned char per triangle: a vertex of it has a new box */
 	darray dirty_list; /* int: the dirty triangles, in index order */
 	int owner_count;  /* cloth objects, then triangle obstacles */
@@ -993,7 +1000,7 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 }
 
 static bool parallel(const sim_world *w);
-static bool merge_candidates(sim_collide *c, int blocks);
+static bool merge_candidates(sim_collide *c, const sim_world *w, int blocks);
 
 /* Neighbour-list entries per block (vertex-face entries, then edge-edge ones, as one
  * sequence): a block's output is merged in block order. */
@@ -1097,7 +1104,7 @@ static bool adjacent_candidates(sim_collide *c, const sim_world *w, const int *l
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, nblocks));
+	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
 /* The triangles -> entries index of the neighbour list (counting sort: each triangle's
@@ -1363,35 +1370,95 @@ static void forget_results(sim_collide *c, bool keep_bounds)
 /* Gives every new candidate that was an old one its old start-distance bound (the
  * others keep 0): the old pairs are indexed by their first primitive (counting sort),
  * and each new pair looks among the few old ones with the same first primitive.  The
- * lookups read the index only, so ranges of new pairs run in parallel. */
+ * old list's run of neighbour-list candidates (old_lo to old_hi) is left out of the
+ * index: its pairs, like the new list's from adj_first on, are in the list's order,
+ * which sorts them by their first triangle (entry_triangle), so a new one is looked for
+ * in the run from the place the last one was found at, among the pairs of its own first
+ * triangle (a few); only those the run does not hold (found again by a refresh since,
+ * or new) go to the index.  The lookups read the index and the run only, so ranges of
+ * new pairs run in parallel. */
 typedef struct carry_task {
+	const sim_collide *c;
+	bool ee;       /* edge-edge pairs (else vertex-face) */
 	const pair *cur, *old;
 	int old_count;
+	int adj_first, adj_last; /* cur's run of neighbour-list candidates */
+	int old_lo, old_hi; /* old's run of them */
 	const double *old_lb;
 	double *lb;
+	int *state;
 	const int *start;
-	const pair *items; /* per old pair, by first primitive: {second primitive, old index} */
+	const pair *items; /* per old pair outside the run, by first primitive: {second primitive, old index} */
 } carry_task;
+
+/* The neighbour-list entry's first triangle (build_adjacency: ta < tb, the list in
+ * increasing ta): an edge pair's first edge is ta's, a vertex-face pair's vertex is
+ * owned by one of the two triangles and its triangle is the other. */
+static inline int entry_triangle(const sim_collide *c, bool ee, pair p)
+{
+	if (ee)
+		return ((const int *)c->edge_tri.data)[p.a];
+	int o = c->vert_tri[p.a];
+	return o < p.b ? o : p.b;
+}
 
 static void carry_range(int first, int last, int worker, void *ctx)
 {
 	(void)worker;
 	const carry_task *t = ctx;
+	const sim_collide *c = t->c;
+	const bool ee = t->ee;
 	const pair *old = t->old;
+	const int lo = t->old_lo, hi = t->old_hi;
 	/* The traversal runs in the order of a tree that was mostly only refitted, so a new
 	 * pair is most often the old pair after the last one found: that one is tried first
 	 * (a pair is listed once, so a match is the match), the index otherwise. */
 	int next = t->old_count;
+	int j = -1; /* the run's cursor: no pair before it can be a later new pair's */
 	for (int q = first; q < last; q++) {
 		int a = t->cur[q].a, b = t->cur[q].b;
+		/* forget_results' part, here rather than in its own serial pass */
+		t->state[q] = -1;
+		t->lb[q] = 0.0;
+		if (q >= t->adj_first && q < t->adj_last && lo < hi) {
+			pair x = t->cur[q];
+			if (j >= 0 && j < hi && old[j].a == a && old[j].b == b) {
+				t->lb[q] = t->old_lb[j++];
+				continue;
+			}
+			int tx = entry_triangle(c, ee, x);
+			if (j < 0) {
+				/* the first place in the run whose triangle is not below x's */
+				int l = lo, r = hi;
+				while (l < r) {
+					int m = l + (r - l) / 2;
+					if (entry_triangle(c, ee, old[m]) < tx)
+						l = m + 1;
+					else
+						r = m;
+				}
+				j = l;
+			}
+			while (j < hi && entry_triangle(c, ee, old[j]) < tx)
+				j++;
+			int k = j;
+			for (; k < hi && entry_triangle(c, ee, old[k]) == tx; k++)
+				if (old[k].a == a && old[k].b == b)
+					break;
+			if (k < hi && old[k].a == a && old[k].b == b) {
+				t->lb[q] = t->old_lb[k];
+				j = k + 1;
+				continue;
+			}
+		}
 		if (next < t->old_count && old[next].a == a && old[next].b == b) {
 			t->lb[q] = t->old_lb[next++];
 			continue;
 		}
 		/* the run of a's old pairs is contiguous, so the scan streams */
-		for (int j = a ? t->start[a - 1] : 0; j < t->start[a]; j++) {
-			if (t->items[j].a == b) {
-				next = t->items[j].b;
+		for (int i = a ? t->start[a - 1] : 0; i < t->start[a]; i++) {
+			if (t->items[i].a == b) {
+				next = t->items[i].b;
 				t->lb[q] = t->old_lb[next++];
 				break;
 			}
@@ -1399,11 +1466,21 @@ static void carry_range(int first, int last, int worker, void *ctx)
 	}
 }
 
-static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, const double *old_lb,
-                         const darray *cur, double *lb, int keys)
+/* old, old_lb: the set-aside pairs with their bounds, and [old_lo, old_hi) their run of
+ * the neighbour list's; cur: the new pairs, [adj_first, adj_last) their run of the
+ * neighbour list's; lb: their bounds (0: none); state: their test states, all -1 (to be
+ * tested); keys: the first primitives' count. */
+static bool carry_bounds(sim_collide *c, const sim_world *w, bool ee, const darray *old, const double *old_lb,
+                         int old_lo, int old_hi, const darray *cur, int adj_first, int adj_last, double *lb,
+                         int *state, int keys)
 {
-	if (old->count == 0 || cur->count == 0)
+	if (cur->count == 0)
 		return true;
+	if (old->count == 0) {
+		memset(state, 0xff, sizeof(int) * (size_t)cur->count);
+		memset(lb, 0, sizeof(double) * (size_t)cur->count);
+		return true;
+	}
 	if (!reserve(&c->key_start, sizeof(int), keys + 1) || !reserve(&c->key_items, sizeof(pair), old->count))
 		return false;
 	int *start = c->key_start.data;
@@ -1412,15 +1489,19 @@ static bool carry_bounds(sim_collide *c, const sim_world *w, const darray *old, 
 	/* the count in a local: the stores through start and items might alias old->count,
 	 * which the loops would otherwise load again at every pair */
 	const int n_old = old->count;
+	const int seg[2][2] = {{0, old_lo}, {old_hi, n_old}};
 	memset(start, 0, sizeof(int) * ((size_t)keys + 1));
-	for (int q = 0; q < n_old; q++)
-		start[op[q].a + 1]++;
+	for (int s = 0; s < 2; s++)
+		for (int q = seg[s][0]; q < seg[s][1]; q++)
+			start[op[q].a + 1]++;
 	for (int k = 0; k < keys; k++)
 		start[k + 1] += start[k];
-	for (int q = 0; q < n_old; q++)
-		items[start[op[q].a]++] = (pair){op[q].b, q};
+	for (int s = 0; s < 2; s++)
+		for (int q = seg[s][0]; q < seg[s][1]; q++)
+			items[start[op[q].a]++] = (pair){op[q].b, q};
 	/* start[k] is now the end of key k's run, and its start is start[k - 1] */
-	carry_task task = {cur->data, old->data, old->count, old_lb, lb, start, items};
+	carry_task task = {c, ee, cur->data, old->data, n_old, adj_first, adj_last, old_lo, old_hi,
+	                   old_lb, lb, state, start, items};
 	sim_parallel_for(w, carry_range, cur->count, 4096, &task);
 	return true;
 }
@@ -1465,14 +1546,39 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-/* Appends every block's candidates to the lists, in block order. */
-static bool merge_candidates(sim_collide *c, int blocks)
+/* Blocks per range of merge_candidates' copies. */
+#define MERGE_RANGE 8
+
+static void merge_range(int start, int end, int worker, void *ctx)
 {
-	for (int k = 0; k < blocks; k++) {
+	(void)worker;
+	sim_collide *c = ctx;
+	for (int k = start; k < end; k++) {
 		const block_out *b = &c->blocks[k];
-		if (b->failed || !append(&c->vf, &b->vf, sizeof(pair)) || !append(&c->ee, &b->ee, sizeof(pair)))
-			return false;
+		if (b->vf.count > 0)
+			memcpy((pair *)c->vf.data + b->vf_at, b->vf.data, sizeof(pair) * (size_t)b->vf.count);
+		if (b->ee.count > 0)
+			memcpy((pair *)c->ee.data + b->ee_at, b->ee.data, sizeof(pair) * (size_t)b->ee.count);
 	}
+}
+
+/* Appends every block's candidates to the lists, in block order: each block's place
+ * first, then the copies, shared out (on the caller they were a tenth of the drape's
+ * serial broad phase). */
+static bool merge_candidates(sim_collide *c, const sim_world *w, int blocks)
+{
+	int nvf = c->vf.count, nee = c->ee.count;
+	for (int k = 0; k < blocks; k++) {
+		block_out *b = &c->blocks[k];
+		if (b->failed)
+			return false;
+		b->vf_at = nvf, b->ee_at = nee;
+		nvf += b->vf.count, nee += b->ee.count;
+	}
+	if (!reserve(&c->vf, sizeof(pair), nvf) || !reserve(&c->ee, sizeof(pair), nee))
+		return false;
+	sim_parallel_for(w, merge_range, blocks, MERGE_RANGE, c);
+	c->vf.count = nvf, c->ee.count = nee;
 	return true;
 }
 
@@ -1561,7 +1667,7 @@ static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
 	bool ok = true;
 	for (int k = 0; k < n; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, n));
+	return ok && (!par || merge_candidates(c, w, n));
 }
 
 /* Every vertex's, triangle's and edge's box for a window from the current substep, and
@@ -1591,6 +1697,10 @@ static bool set_aside(sim_collide *c)
 	tmp = c->old_ee, c->old_ee = c->ee, c->ee = tmp;
 	tmp = c->old_vf_lb, c->old_vf_lb = c->vf_lb, c->vf_lb = tmp;
 	tmp = c->old_ee_lb, c->old_ee_lb = c->ee_lb, c->ee_lb = tmp;
+	for (int k = 0; k < 2; k++) {
+		c->old_adj_lo[k] = c->adj_lo[k], c->old_adj_hi[k] = c->adj_hi[k];
+		c->adj_lo[k] = c->adj_hi[k] = 0;
+	}
 	c->lb_carry = false;
 	c->have_candidates = false;
 	return carry;
@@ -1600,22 +1710,29 @@ static bool set_aside(sim_collide *c)
  * of the pairs found again (carry). */
 static bool complete_candidates(sim_collide *c, const sim_world *w, bool carry)
 {
+	c->adj_lo[0] = c->vf.count, c->adj_lo[1] = c->ee.count;
 	if (w->def.self_collisions && !adjacent_candidates(c, w, NULL, 0))
 		return false;
+	c->adj_hi[0] = c->vf.count, c->adj_hi[1] = c->ee.count;
 	if (!reserve(&c->vf_state, sizeof(int), c->vf.count) || !reserve(&c->ee_state, sizeof(int), c->ee.count) ||
 	    !reserve(&c->vf_lb, sizeof(double), c->vf.count) || !reserve(&c->ee_lb, sizeof(double), c->ee.count))
 		return false;
 	c->have_candidates = true;
 	c->candidates_self = w->def.self_collisions;
-	forget_results(c, false);
-	if (carry) {
-		if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &c->vf, c->vf_lb.data, c->nv) ||
-		    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &c->ee, c->ee_lb.data, c->edges.count)) {
-			forget_results(c, false);
-			return false;
-		}
-		c->lb_carry = true;
+	if (!carry) {
+		forget_results(c, false);
+		return true;
 	}
+	/* carry_bounds does forget_results' work on the way */
+	c->lb_carry = false;
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, c->old_adj_lo[0], c->old_adj_hi[0], &c->vf,
+	                  c->adj_lo[0], c->adj_hi[0], c->vf_lb.data, c->vf_state.data, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, c->old_adj_lo[1], c->old_adj_hi[1], &c->ee,
+	                  c->adj_lo[1], c->adj_hi[1], c->ee_lb.data, c->ee_state.data, c->edges.count)) {
+		forget_results(c, false);
+		return false;
+	}
+	c->lb_carry = true;
 	return true;
 }
 
@@ -1869,7 +1986,7 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	bool ok = true;
 	for (int k = 0; k < nblocks; k++)
 		ok &= !c->blocks[k].failed;
-	return ok && (!par || merge_candidates(c, nblocks));
+	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
 /* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
@@ -1888,8 +2005,14 @@ static bool drop_dirty(sim_collide *c)
 	double *vl = c->vf_lb.data, *el = c->ee_lb.data, *ovl = c->old_vf_lb.data, *oel = c->old_ee_lb.data;
 	/* In a fold a quarter may go, at random: every candidate is written to both lists
 	 * and kept by the counts alone, without a branch. */
-	int n = 0, m = 0;
+	/* the neighbour list's run [adj_lo, adj_hi) keeps its order; its new bounds are the
+	 * kept counts at its old ones */
+	int n = 0, m = 0, lo = c->adj_lo[0], hi = c->adj_hi[0];
 	for (int q = 0; q < c->vf.count; q++) {
+		if (q == lo)
+			c->adj_lo[0] = n;
+		if (q == hi)
+			c->adj_hi[0] = n;
 		pair p = vf[q];
 		int st = vs[q];
 		double lb = vl[q];
@@ -1899,10 +2022,18 @@ static bool drop_dirty(sim_collide *c)
 		m += gone;
 		n += !gone;
 	}
+	if (hi == c->vf.count)
+		c->adj_hi[0] = n;
+	if (lo == c->vf.count)
+		c->adj_lo[0] = n;
 	c->vf.count = n;
 	c->old_vf.count = m;
-	n = m = 0;
+	n = m = 0, lo = c->adj_lo[1], hi = c->adj_hi[1];
 	for (int q = 0; q < c->ee.count; q++) {
+		if (q == lo)
+			c->adj_lo[1] = n;
+		if (q == hi)
+			c->adj_hi[1] = n;
 		pair p = ee[q];
 		int st = es[q];
 		double lb = el[q];
@@ -1912,8 +2043,13 @@ static bool drop_dirty(sim_collide *c)
 		m += gone;
 		n += !gone;
 	}
+	if (hi == c->ee.count)
+		c->adj_hi[1] = n;
+	if (lo == c->ee.count)
+		c->adj_lo[1] = n;
 	c->ee.count = n;
 	c->old_ee.count = m;
+	c->old_adj_lo[0] = c->old_adj_hi[0] = c->old_adj_lo[1] = c->old_adj_hi[1] = 0; /* the dropped have no run */
 	return true;
 }
 
@@ -2059,15 +2195,14 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 		return false;
 	int *vs = c->vf_state.data, *es = c->ee_state.data;
 	double *vl = c->vf_lb.data, *el = c->ee_lb.data;
-	for (int q = old_vf; q < c->vf.count; q++)
-		vs[q] = -1, vl[q] = 0.0;
-	for (int q = old_ee; q < c->ee.count; q++)
-		es[q] = -1, el[q] = 0.0;
-	/* a pair found again keeps its bound: a bound on its distance, wherever it came from */
+	/* the new pairs are to be tested; a pair found again keeps its bound: a bound on its
+	 * distance, wherever it came from */
 	darray nvf = {(pair *)c->vf.data + old_vf, c->vf.count - old_vf, 0};
 	darray nee = {(pair *)c->ee.data + old_ee, c->ee.count - old_ee, 0};
-	if (!carry_bounds(c, w, &c->old_vf, c->old_vf_lb.data, &nvf, vl + old_vf, c->nv) ||
-	    !carry_bounds(c, w, &c->old_ee, c->old_ee_lb.data, &nee, el + old_ee, c->edges.count))
+	/* the dropped pairs have no run: all go to the index */
+	if (!carry_bounds(c, w, false, &c->old_vf, c->old_vf_lb.data, 0, 0, &nvf, 0, 0, vl + old_vf, vs + old_vf, c->nv) ||
+	    !carry_bounds(c, w, true, &c->old_ee, c->old_ee_lb.data, 0, 0, &nee, 0, 0, el + old_ee, es + old_ee,
+	                  c->edges.count))
 		return false;
 	st->stage_us[SIM_STAGE_BROAD] += (double)(sim_now_ns() - t1) * 1e-3;
 	return true;
@@ -2133,6 +2268,57 @@ void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refres
 {
 	*full = c->full_broad_phases;
 	*refreshed = c->refreshed_triangles;
+}
+
+typedef struct old_place {
+	pair p;
+	int k;
+} old_place;
+
+static int old_place_cmp(const void *pa, const void *pb)
+{
+	const old_place *a = pa, *b = pb;
+	if (a->p.a != b->p.a)
+		return a->p.a < b->p.a ? -1 : 1;
+	return (a->p.b > b->p.b) - (a->p.b < b->p.b);
+}
+
+int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run)
+{
+	*from_run = 0;
+	if (c->pending || !c->have_candidates)
+		return -1; /* old_vf and old_ee hold something else */
+	int differ = 0;
+	for (int k = 0; k < 2; k++) {
+		const darray *old = k ? &c->old_ee : &c->old_vf, *cur = k ? &c->ee : &c->vf;
+		const double *old_lb = k ? c->old_ee_lb.data : c->old_vf_lb.data;
+		const pair *op = old->data, *cp = cur->data;
+		const int n = cur->count, n_old = old->count;
+		double *mine = calloc((size_t)n + 1, sizeof(double)), *brute = calloc((size_t)n + 1, sizeof(double));
+		int *state = calloc((size_t)n + 1, sizeof(int));
+		old_place *sorted = malloc(sizeof(old_place) * ((size_t)n_old + 1));
+		bool ok = mine && brute && state && sorted &&
+		          carry_bounds(c, w, k, old, old_lb, c->old_adj_lo[k], c->old_adj_hi[k], cur, c->adj_lo[k],
+		                       c->adj_hi[k], mine, state, k ? c->edges.count : c->nv);
+		if (ok) {
+			for (int q = 0; q < n_old; q++)
+				sorted[q] = (old_place){op[q], q};
+			qsort(sorted, (size_t)n_old, sizeof(old_place), old_place_cmp);
+			for (int q = 0; q < n; q++) {
+				old_place key = {cp[q], 0};
+				const old_place *f = bsearch(&key, sorted, (size_t)n_old, sizeof(old_place), old_place_cmp);
+				if (f) {
+					brute[q] = old_lb[f->k];
+					*from_run += f->k >= c->old_adj_lo[k] && f->k < c->old_adj_hi[k];
+				}
+				differ += memcmp(&mine[q], &brute[q], sizeof(double)) != 0 || state[q] != -1;
+			}
+		}
+		free(mine), free(brute), free(state), free(sorted);
+		if (!ok)
+			return -1;
+	}
+	return differ;
 }
 
 int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, int capacity, int *vertex_faces)

@@ -407,6 +407,13 @@ int sim_collide_debug_early_windows(const sim_collide *c);
 /* For tests: the full broad phases run (early ones included) and the triangles the
  * in-place refreshes redid, since the collision state was made. */
 void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refreshed);
+/* For tests: gives the candidates as they stand the bounds of the same pairs in the list
+ * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
+ * once by brute force (sorted old pairs), and returns how many differ (-1: that list is
+ * gone, or out of memory); *from_run: the pairs found in the set-aside list's run of
+ * neighbour-list candidates.  Only while the topology is the one both lists were made
+ * for. */
+int sim_collide_debug_carry(sim_collide *c, const sim_world *w, int *from_run);
 
 /* ---- measure (world.c) ---- */
 float sim_spring_strain(const sim_spring *s, const vec4 *x);
