@@ -18,8 +18,11 @@
  * implicit solve one per CG iteration, 60 to 130 us of work each), and a sleeping
  * thread takes tens of microseconds to wake.  It yields the core at every poll, so that
  * on a machine with other work the poll costs that work little (benchmarks.md, "Balls in
- * closed form, a pool that polls"). */
-#define POLL_NS 50000
+ * closed form, a pool that polls").  A millisecond rather than 50 us: a collision step
+ * has serial stretches of 0.1 to 0.5 ms (the forces before the solve's assembly, the
+ * sweep's walk), after which the next loops ran on the caller alone while the worker
+ * woke (benchmarks.md, "The pool's poll"). */
+#define POLL_NS 1000000
 
 struct task_pool {
 	int workers;
