@@ -285,7 +285,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	if (!times)
 		return EXIT_TELA_IO;
 	double stage[SIM_STAGE_COUNT] = {0};
-	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0;
+	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0, broad_phases = 0, refreshed = 0;
 	double candidates = 0.0;
 	int done = 0;
 	for (; done < n; done++) {
@@ -303,6 +303,8 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		collisions += st->collisions;
 		zones += st->impact_zones;
 		candidates += st->candidates;
+		broad_phases += st->broad_phases;
+		refreshed += st->refreshed_triangles;
 		cg_iterations += st->cg_iterations;
 	}
 	double mean = 0.0;
@@ -323,6 +325,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		printf(", CG iterations %.1f", done ? (double)cg_iterations / done : 0.0);
 	printf("\n  candidates %.0f per step, contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n",
 	       done ? candidates / done : 0.0, contacts, collisions, zones, (unsigned long long)sim_world_state_hash(w));
+	printf("  full broad phases %ld, triangles refreshed in place %ld\n", broad_phases, refreshed);
 	if (csv) {
 		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
 		        p50 * 1e-3, p99 * 1e-3);

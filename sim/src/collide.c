@@ -159,7 +159,6 @@ struct sim_collide {
 	int pending_first, pending_jobs;
 	int traversal_pairs; /* the candidates the last full traversal found (not the neighbour list's) */
 	int early_windows; /* finished so (for tests) */
-	int full_broad_phases, refreshed_triangles; /* since creation (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
 	int *zone;       /* union-find parent for the impact zones */
@@ -262,7 +261,7 @@ struct sim_collide {
 	bool prim_valid; /* prim_stamp and prim_disp hold for the current stamps and disps */
 	/* A flag per primitive (as above) that one of its vertices has been stamped since the
 	 * substep's restamp (when every stamp and the clock went to 0), set wherever a stamp
-	 * is (touch_prims) while touch_valid: a candidate found clear this substep (state >= 0)
+	 * is (stamp_vertex) while touch_valid: a candidate found clear this substep (state >= 0)
 	 * whose primitives carry no flag and whose vertex, for a vertex-face pair, still has
 	 * stamp 0 is idle, and the parallel sweep tells so without its four vertices. */
 	darray prim_touched;
@@ -656,8 +655,6 @@ static bool build_topology(sim_collide *c, const sim_world *w, int nv)
 	return true;
 }
 
-/* Fills x0, vbar, the inverse masses, separations and friction of every collision
- * vertex for this substep. */
 /* Per-vertex loops of the substep, each vertex its own: gathering the cloth, renewing
  * the displacements, writing the result back. */
 typedef struct vertex_task {
@@ -684,6 +681,8 @@ static void gather_range(int start, int end, int worker, void *ctx)
 	}
 }
 
+/* Fills x0, vbar, the inverse masses, separations and friction of every collision
+ * vertex for this substep. */
 static void gather(sim_collide *c, sim_world *w, float h)
 {
 	vertex_task task = {c, w, h};
@@ -1746,7 +1745,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	int64_t t0 = sim_now_ns();
 	box_task boxes;
 	c->pending = false;
-	c->full_broad_phases++;
+	st->broad_phases++;
 	if (!new_boxes(c, w, h, pad, &boxes))
 		return false;
 	int64_t t1 = sim_now_ns();
@@ -1812,7 +1811,7 @@ static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float
 		moving += vm[tri[3 * t]] | vm[tri[3 * t + 1]] | vm[tri[3 * t + 2]];
 	if (!((float)moving > BROAD_REFRESH_MAX * (float)nt))
 		return true;
-	c->full_broad_phases++;
+	st->broad_phases++;
 	/* the next substep starts where this one ends: x0 + h vbar, as the world writes it */
 	for (int i = 0; i < c->nv; i++)
 		for (int k = 0; k < 3; k++)
@@ -2171,7 +2170,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * stay stand still and mean the same in a new window from this substep. */
 	if (c->tau + 1 > c->window)
 		new_window(c, h);
-	c->refreshed_triangles += nd;
+	st->refreshed_triangles += nd;
 	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
 	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
 	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
@@ -2264,11 +2263,6 @@ int sim_collide_debug_depth(const sim_collide *c)
 
 int sim_collide_debug_early_windows(const sim_collide *c) { return c->early_windows; }
 
-void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refreshed)
-{
-	*full = c->full_broad_phases;
-	*refreshed = c->refreshed_triangles;
-}
 
 typedef struct old_place {
 	pair p;
@@ -2395,13 +2389,28 @@ static double pair_friction(const sim_collide *c, const stencil *s)
 	return sqrt((double)a * (double)b);
 }
 
-/* Vertex i was stamped: its primitives' flags (prim_touched). */
-static void touch_prims(sim_collide *c, int i)
+/* Vertex i's mean velocity changed: it takes the clock's stamp and its new displacement,
+ * and so do the primitives' view and flags wherever they are kept (the clock only grows,
+ * so the stamp is its primitives' new largest; the view's displacement stays at least
+ * the largest). */
+static void stamp_vertex(sim_collide *c, int i, float h)
 {
+	c->vstamp[i] = c->clock;
+	track_motion(c, i, h);
+	if (!c->prim_valid && !c->touch_valid)
+		return;
 	const int *start = c->vprim_start.data, *items = c->vprim_items.data;
+	int *ps = c->prim_stamp.data;
+	double *pd = c->prim_disp.data, d = c->disp[i];
 	unsigned char *touched = c->prim_touched.data;
-	for (int m = start[i]; m < start[i + 1]; m++)
-		touched[items[m]] = 1;
+	for (int m = start[i]; m < start[i + 1]; m++) {
+		if (c->prim_valid) {
+			ps[items[m]] = c->clock;
+			pd[items[m]] = d > pd[items[m]] ? d : pd[items[m]];
+		}
+		if (c->touch_valid)
+			touched[items[m]] = 1;
+	}
 }
 
 /* The velocity change dv of the relative velocity, as per-vertex changes. */
@@ -2413,19 +2422,7 @@ static void apply_now(sim_collide *c, const stencil *s, const double dv[3], doub
 		double f = s->coef[k] * c->x0[i][3] / inv_m;
 		for (int j = 0; j < 3; j++)
 			c->vbar[i][j] += (float)(f * dv[j]);
-		c->vstamp[i] = c->clock;
-		track_motion(c, i, h);
-		if (c->prim_valid) { /* the clock only grows: the stamp is the new largest */
-			const int *start = c->vprim_start.data, *items = c->vprim_items.data;
-			int *ps = c->prim_stamp.data;
-			double *pd = c->prim_disp.data, d = c->disp[i];
-			for (int m = start[i]; m < start[i + 1]; m++) {
-				ps[items[m]] = c->clock;
-				pd[items[m]] = d > pd[items[m]] ? d : pd[items[m]];
-			}
-		}
-		if (c->touch_valid)
-			touch_prims(c, i);
+		stamp_vertex(c, i, h);
 	}
 }
 
@@ -2747,7 +2744,6 @@ static void proximity_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-/* Returns the contacts that got an impulse, or -1 when out of memory. */
 /* The contact search's inputs, each item its own: every vertex's start in double and
  * its move since the candidates' positions (carry), then every triangle's and edge's
  * largest move and separation (items nt on: edges). */
@@ -2799,6 +2795,7 @@ static void setup_primitive_range(int start, int end, int worker, void *ctx)
 	}
 }
 
+/* Returns the contacts that got an impulse, or -1 when out of memory. */
 static int proximity(sim_collide *c, const sim_world *w, float h)
 {
 	int contacts = 0;
@@ -3620,7 +3617,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 		count[zone_find(c->zone, i)]++;
 	/* every vertex whose vbar changes is stamped (and its displacement renewed), so that
 	 * the next detection round tests again exactly the candidates it can change */
-	int stamp = ++c->clock;
+	c->clock++; /* one stamp for every vertex the zones move */
 	*zones = 0;
 	for (int root = 0; root < nv; root++) {
 		if (count[root] < 2 || zone_find(c->zone, root) != root)
@@ -3652,8 +3649,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 				if (zone_find(c->zone, i) == root && c->x0[i][3] != 0.0f) {
 					for (int k = 0; k < 3; k++)
 						c->vbar[i][k] = (float)(fixed_v[k] / fixed);
-					c->vstamp[i] = stamp;
-					track_motion(c, i, h);
+					stamp_vertex(c, i, h);
 				}
 			continue;
 		}
@@ -3721,8 +3717,7 @@ static void rigidify(sim_collide *c, float h, int *zones, int *largest)
 				rot[k] = r[k] * cs + kxr[k] * sn + axis[k] * kr * (1.0 - cs);
 			for (int k = 0; k < 3; k++)
 				c->vbar[i][k] = (float)(vc[k] + (rot[k] - r[k]) / h);
-			c->vstamp[i] = stamp;
-			track_motion(c, i, h);
+			stamp_vertex(c, i, h);
 		}
 	}
 	free(count);
@@ -4084,8 +4079,6 @@ static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float
 		if (!hits)
 			break;
 		rigidify(c, h, &zones, &st->largest_zone);
-		c->prim_valid = false; /* rigidify stamps vertices without the view */
-		c->touch_valid = false; /* nor the flags: the walks and pre-passes read the stamps */
 		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
 			return -1;
 	}
@@ -4116,23 +4109,19 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 		st->contacts += touched;
 		moved = 0;
 		if (touched) {
-			int stamp = ++c->clock;
+			c->clock++; /* one stamp for every vertex the pass moved */
 			for (int i = 0; i < n; i++) {
 				if (c->x0[i][3] == 0.0f || memcmp(c->vbar_pre[i], c->vbar[i], sizeof(float) * 3) == 0)
 					continue;
 				c->held_w[i] = c->x0[i][3];
 				c->x0[i][3] = 0.0f;
-				c->vstamp[i] = stamp;
-				track_motion(c, i, h);
-				if (c->touch_valid)
-					touch_prims(c, i);
+				stamp_vertex(c, i, h);
 				moved++;
 			}
 		}
 		st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
 		if (!moved || round == OBSTACLE_ROUNDS)
 			break;
-		c->prim_valid = false; /* new stamps and displacements */
 		if (resolve_collisions(c, w, h, pad, st) < 0) {
 			failed = true;
 			break;
@@ -4144,7 +4133,6 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 			c->held_w[i] = 0.0f;
 		}
 	}
-	c->prim_valid = false;
 	return failed ? -1 : moved;
 }
 

@@ -404,9 +404,6 @@ int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, 
 /* For tests: how many broad phases were started early, by a window's last substep
  * (collide.c, early_broad_phase), and finished by the next. */
 int sim_collide_debug_early_windows(const sim_collide *c);
-/* For tests: the full broad phases run (early ones included) and the triangles the
- * in-place refreshes redid, since the collision state was made. */
-void sim_collide_debug_broad_counts(const sim_collide *c, int *full, int *refreshed);
 /* For tests: gives the candidates as they stand the bounds of the same pairs in the list
  * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
  * once by brute force (sorted old pairs), and returns how many differ (-1: that list is

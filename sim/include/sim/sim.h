@@ -191,6 +191,8 @@ typedef struct sim_stats {
 	int self_contacts;     /* of contacts and collisions, those between cloth vertices only */
 	int largest_zone;      /* vertices in the largest impact zone of the step */
 	int candidates;        /* broad-phase pairs the contacts tested (summed over substeps) */
+	int broad_phases;      /* full broad phases run (early ones included), and the */
+	int refreshed_triangles; /* triangles the in-place refreshes redid (both summed over substeps) */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
 } sim_stats;
 
