@@ -41,6 +41,7 @@
  * each range writes only its own items or its own block's output, merged in order, so
  * the result is the serial one bit for bit (docs/collisions.md, "Parallel work"). */
 #include "sim_internal.h"
+#include "sep_axis.h"
 
 #include "sim/sim_geom.h"
 
@@ -152,6 +153,7 @@ struct sim_collide {
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
 	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
+	vsphere *vaxis;  /* the same boxes as centres and a radius, for other axes */
 	int tau;         /* substeps since the last full broad phase */
 	/* early_broad_phase ran jobs [0, pending_first) of pending_jobs for the window that
 	 * starts at the next substep; their candidates wait in old_vf and old_ee */
@@ -345,7 +347,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped, c->vmoving,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
 	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
-	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->tri_kin.data, c->edge_kin.data};
+	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->vaxis, c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -427,6 +429,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->box_lo);
 	GROW(c->box_hi);
 	GROW(c->vkin);
+	GROW(c->vaxis);
 	GROW(c->disp);
 	GROW(c->move);
 	GROW(c->dvec);
@@ -791,6 +794,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 	/* A vertex that moves less than `still` over the rest of the window gets a box that
 	 * stands still: it lasts past the window's end for as long as the vertex stays in. */
 	bool moving = false;
+	float c0[3], c1[3];
 	for (int k = 0; k < 3; k++)
 		moving |= fabsf(h * c->vbar[i][k]) * ahead > still;
 	for (int k = 0; k < 3; k++) {
@@ -800,8 +804,10 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 		kb->lo1[k] = s1 - reach, kb->hi1[k] = s1 + reach;
 		c->box_lo[i][k] = (a < s1 ? a : s1) - reach;
 		c->box_hi[i][k] = (a < s1 ? s1 : a) + reach;
+		c0[k] = s0, c1[k] = s1;
 	}
 	kb->lo0[3] = kb->hi0[3] = kb->lo1[3] = kb->hi1[3] = 0.0f;
+	vsphere_set(&c->vaxis[i], c0, c1, reach);
 	c->box_lo[i][3] = c->box_hi[i][3] = 0.0f;
 }
 
@@ -943,34 +949,112 @@ static inline bool kbox_overlap(const kbox *a, const kbox *b)
 #endif
 }
 
-/* The primitive pairs of triangles ta and tb: the vertices each owns against the other
- * triangle, and the edges each owns against the other's, minus those whose primitives
- * share a vertex (neighbours, the neighbour list), or (`boxes`: triangles that share no
- * vertex, so that no primitive pair of theirs can) those whose own boxes are apart (a
- * vertex's box against the triangle's, an edge's against the edge's).  The lists must have room for
+
+/* Boxes that overlap along x, y and z often do not along the centroids' axis: in a sheet,
+ * a triangle's box holds the vertices across its edges, and the two boxes of triangles
+ * two rings apart meet wherever the sheet is not aligned with the axes. */
+static inline bool vf_apart(const sim_collide *c, int v, const int *t)
+{
+	float m[3];
+	centroid_axis(c->vaxis, &v, 1, t, 3, m);
+	return apart_1_3(c->vaxis, v, t, m);
+}
+
+/* Two edges side by side in a sheet are often not apart along the axis between their
+ * midpoints, but along its part normal to one of the edges (in the sheet's plane). */
+static inline bool ee_apart(const sim_collide *c, const int *ea, const int *eb)
+{
+	const vsphere *vs = c->vaxis;
+	float w[3];
+	centroid_axis(vs, ea, 2, eb, 2, w);
+	if (apart_2_2(vs, ea, eb, w))
+		return true;
+	const int *ends[2] = {ea, eb};
+	for (int s = 0; s < 2; s++) {
+		float d[3], dd = 0.0f, wd = 0.0f, m[3];
+		for (int k = 0; k < 3; k++) {
+			d[k] = vs[ends[s][1]].c0[k] - vs[ends[s][0]].c0[k];
+			dd += d[k] * d[k], wd += w[k] * d[k];
+		}
+		float f = wd / dd;
+		for (int k = 0; k < 3; k++)
+			m[k] = w[k] - f * d[k];
+		if (apart_2_2(vs, ea, eb, m))
+			return true;
+	}
+	return false;
+}
+
+/* The primitive pairs of triangles ta and tb that share a vertex (build_adjacency): the
+ * vertices each owns against the other triangle, and the edges each owns against the
+ * other's, minus those whose primitives share a vertex.  The lists must have room for
  * the most one pair can add (3 + 3 vertex-face, 3 x 3 edge-edge): every pair is written
  * and kept or not by the count alone. */
-static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io,
-                               bool boxes)
+static void expand_neighbours(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io)
 {
 	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
-	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data, *vkin = c->vkin;
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int k = 0; k < A->nv; k++) {
 		vf[nvf] = (pair){A->v[k], tb};
-		nvf += boxes ? kbox_overlap(&vkin[A->v[k]], &tkin[tb]) : !shares_vertex(B->tri, A->v[k]);
+		nvf += !shares_vertex(B->tri, A->v[k]);
 	}
 	for (int k = 0; k < B->nv; k++) {
 		vf[nvf] = (pair){B->v[k], ta};
-		nvf += boxes ? kbox_overlap(&vkin[B->v[k]], &tkin[ta]) : !shares_vertex(A->tri, B->v[k]);
+		nvf += !shares_vertex(A->tri, B->v[k]);
 	}
 	for (int i = 0; i < A->ne; i++) {
 		const int *p = A->ev[i];
 		for (int j = 0; j < B->ne; j++) {
 			const int *q = B->ev[j];
 			ee[nee] = (pair){A->e[i], B->e[j]};
-			nee += boxes ? kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]])
-			             : (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]);
+			nee += (p[0] != q[0]) & (p[0] != q[1]) & (p[1] != q[0]) & (p[1] != q[1]);
+		}
+	}
+	*nvf_io = nvf;
+	*nee_io = nee;
+}
+
+/* Two triangles' vertex boxes along one axis m (from a towards b): hi[e][j], how far a[j]'s
+ * box reaches at end e, lo[e][j] b[j]'s least, and their extremes over each triangle. */
+typedef struct tri_axis {
+	float hi[2][3], lo[2][3], hi_max[2], lo_min[2];
+} tri_axis;
+
+static inline int corner_of(const int *t, int v) { return t[0] == v ? 0 : t[1] == v ? 1 : 2; }
+
+/* The primitive pairs of triangles ta and tb, which share no vertex: the vertices each
+ * owns against the other triangle, and the edges each owns against the other's, but those
+ * apart along the triangles' axis P (no further test), those whose own boxes are apart (a
+ * vertex's box against the triangle's, an edge's against the edge's), and those apart
+ * along an axis of their own (vf_apart, ee_apart).  Room as for expand_neighbours. */
+static inline void expand_pair(const sim_collide *c, int ta, int tb, const tri_axis *P, pair *vf, int *nvf_io,
+                               pair *ee, int *nee_io)
+{
+	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data, *vkin = c->vkin;
+	int nvf = *nvf_io, nee = *nee_io;
+	for (int k = 0; k < A->nv; k++) {
+		int j = corner_of(A->tri, A->v[k]);
+		vf[nvf] = (pair){A->v[k], tb};
+		nvf += !(P->hi[0][j] < P->lo_min[0] && P->hi[1][j] < P->lo_min[1]) &&
+		       kbox_overlap(&vkin[A->v[k]], &tkin[tb]) && !vf_apart(c, A->v[k], B->tri);
+	}
+	for (int k = 0; k < B->nv; k++) {
+		int j = corner_of(B->tri, B->v[k]);
+		vf[nvf] = (pair){B->v[k], ta};
+		nvf += !(P->hi_max[0] < P->lo[0][j] && P->hi_max[1] < P->lo[1][j]) &&
+		       kbox_overlap(&vkin[B->v[k]], &tkin[ta]) && !vf_apart(c, B->v[k], A->tri);
+	}
+	for (int i = 0; i < A->ne; i++) {
+		const int *p = A->ev[i];
+		int p0 = corner_of(A->tri, p[0]), p1 = corner_of(A->tri, p[1]);
+		float h0 = fmaxf(P->hi[0][p0], P->hi[0][p1]), h1 = fmaxf(P->hi[1][p0], P->hi[1][p1]);
+		for (int j = 0; j < B->ne; j++) {
+			const int *q = B->ev[j];
+			int q0 = corner_of(B->tri, q[0]), q1 = corner_of(B->tri, q[1]);
+			ee[nee] = (pair){A->e[i], B->e[j]};
+			nee += !(h0 < fminf(P->lo[0][q0], P->lo[0][q1]) && h1 < fminf(P->lo[1][q0], P->lo[1][q1])) &&
+			       kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]) && !ee_apart(c, p, q);
 		}
 	}
 	*nvf_io = nvf;
@@ -992,9 +1076,29 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 	assert(!triangles_share_vertex(&((const int *)c->tris.data)[3 * ta], &((const int *)c->tris.data)[3 * tb]));
 	if (!kbox_overlap(&tkin[ta], &tkin[tb]))
 		return true;
+	/* apart along the axis between the triangles' centroids: no pair of theirs can meet,
+	 * and those that are not may still have parts that are */
+	const int *tris = c->tris.data, *a = &tris[3 * ta], *b = &tris[3 * tb];
+	const vsphere *vs = c->vaxis;
+	float m[3];
+	centroid_axis(vs, a, 3, b, 3, m);
+	/* an infinite axis separates nothing: NaN makes every comparison below false */
+	const float len = axis_length(m) < INFINITY ? axis_length(m) : NAN;
+	tri_axis P;
+	for (int e = 0; e < 2; e++) {
+		P.hi_max[e] = -INFINITY, P.lo_min[e] = INFINITY;
+		for (int j = 0; j < 3; j++) {
+			P.hi[e][j] = box_upper(e ? vs[a[j]].c1 : vs[a[j]].c0, m, len);
+			P.lo[e][j] = box_lower(e ? vs[b[j]].c1 : vs[b[j]].c0, m, len);
+			P.hi_max[e] = P.hi[e][j] > P.hi_max[e] ? P.hi[e][j] : P.hi_max[e];
+			P.lo_min[e] = P.lo[e][j] < P.lo_min[e] ? P.lo[e][j] : P.lo_min[e];
+		}
+	}
+	if (P.hi_max[0] < P.lo_min[0] && P.hi_max[1] < P.lo_min[1])
+		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
-	expand_pair(c, ta, tb, vfa->data, &vfa->count, eea->data, &eea->count, true);
+	expand_pair(c, ta, tb, &P, vfa->data, &vfa->count, eea->data, &eea->count);
 	return true;
 }
 
@@ -1018,6 +1122,7 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 {
 	const uint64_t *bits = c->adj_bits.data;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count;
 	int nvf = *nvf_io, nee = *nee_io;
@@ -1027,11 +1132,11 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 			if (q < nvf_all) {
 				pair p = avf[q];
 				vf[nvf] = p;
-				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
 			} else {
 				pair p = aee[q - nvf_all];
 				ee[nee] = p;
-				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart(c, edge[p.a], edge[p.b]);
 			}
 		}
 	}
@@ -1046,6 +1151,7 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
 	for (int blk = start; blk < end; blk++) {
@@ -1067,12 +1173,12 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		for (int q = first; q < vf_end; q++) {
 			pair p = avf[q];
 			vf[nvf] = p;
-			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
 			pair p = aee[q];
 			ee[nee] = p;
-			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart(c, edge[p.a], edge[p.b]);
 		}
 		vfa->count = nvf;
 		eea->count = nee;
@@ -1173,8 +1279,8 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 				ok = reserve(&c->adj_vf, sizeof(pair), c->adj_vf.count + 6) &&
 				     reserve(&c->adj_ee, sizeof(pair), c->adj_ee.count + 9);
 				if (ok)
-					expand_pair(c, ta, tb, c->adj_vf.data, &c->adj_vf.count, c->adj_ee.data, &c->adj_ee.count,
-					            false);
+					expand_neighbours(c, ta, tb, c->adj_vf.data, &c->adj_vf.count, c->adj_ee.data,
+					                  &c->adj_ee.count);
 			}
 		}
 	}
