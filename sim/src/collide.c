@@ -1014,51 +1014,52 @@ static void expand_neighbours(const sim_collide *c, int ta, int tb, pair *vf, in
 	*nee_io = nee;
 }
 
-/* Two triangles' vertex boxes along one axis m (from a towards b): hi[e][j], how far a[j]'s
- * box reaches at end e, lo[e][j] b[j]'s least, and their extremes over each triangle. */
-typedef struct tri_axis {
-	float hi[2][3], lo[2][3], hi_max[2], lo_min[2];
-} tri_axis;
-
-static inline int corner_of(const int *t, int v) { return t[0] == v ? 0 : t[1] == v ? 1 : 2; }
-
 /* The primitive pairs of triangles ta and tb, which share no vertex: the vertices each
- * owns against the other triangle, and the edges each owns against the other's, but those
- * apart along the triangles' axis P (no further test), those whose own boxes are apart (a
- * vertex's box against the triangle's, an edge's against the edge's), and those apart
- * along an axis of their own (vf_apart, ee_apart).  Room as for expand_neighbours. */
-static inline void expand_pair(const sim_collide *c, int ta, int tb, const tri_axis *P, pair *vf, int *nvf_io,
-                               pair *ee, int *nee_io)
+ * owns against the other triangle, and the edges each owns against the other's, whose
+ * own boxes meet (a vertex's box against the triangle's, an edge's against the edge's).
+ * Room as for expand_neighbours. */
+static inline void expand_pair(const sim_collide *c, int ta, int tb, pair *vf, int *nvf_io, pair *ee, int *nee_io)
 {
 	const tri_own *A = &((const tri_own *)c->own.data)[ta], *B = &((const tri_own *)c->own.data)[tb];
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data, *vkin = c->vkin;
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int k = 0; k < A->nv; k++) {
-		int j = corner_of(A->tri, A->v[k]);
 		vf[nvf] = (pair){A->v[k], tb};
-		nvf += !(P->hi[0][j] < P->lo_min[0] && P->hi[1][j] < P->lo_min[1]) &&
-		       kbox_overlap(&vkin[A->v[k]], &tkin[tb]) && !vf_apart(c, A->v[k], B->tri);
+		nvf += kbox_overlap(&vkin[A->v[k]], &tkin[tb]);
 	}
 	for (int k = 0; k < B->nv; k++) {
-		int j = corner_of(B->tri, B->v[k]);
 		vf[nvf] = (pair){B->v[k], ta};
-		nvf += !(P->hi_max[0] < P->lo[0][j] && P->hi_max[1] < P->lo[1][j]) &&
-		       kbox_overlap(&vkin[B->v[k]], &tkin[ta]) && !vf_apart(c, B->v[k], A->tri);
+		nvf += kbox_overlap(&vkin[B->v[k]], &tkin[ta]);
 	}
-	for (int i = 0; i < A->ne; i++) {
-		const int *p = A->ev[i];
-		int p0 = corner_of(A->tri, p[0]), p1 = corner_of(A->tri, p[1]);
-		float h0 = fmaxf(P->hi[0][p0], P->hi[0][p1]), h1 = fmaxf(P->hi[1][p0], P->hi[1][p1]);
+	for (int i = 0; i < A->ne; i++)
 		for (int j = 0; j < B->ne; j++) {
-			const int *q = B->ev[j];
-			int q0 = corner_of(B->tri, q[0]), q1 = corner_of(B->tri, q[1]);
 			ee[nee] = (pair){A->e[i], B->e[j]};
-			nee += !(h0 < fminf(P->lo[0][q0], P->lo[0][q1]) && h1 < fminf(P->lo[1][q0], P->lo[1][q1])) &&
-			       kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]) && !ee_apart(c, p, q);
+			nee += kbox_overlap(&ekin[A->e[i]], &ekin[B->e[j]]);
 		}
-	}
 	*nvf_io = nvf;
 	*nee_io = nee;
+}
+
+/* Of the pairs vf[from, *n) and ee[from_ee, *n_ee), those not apart along an axis of
+ * their own (vf_apart, ee_apart), kept in order.  Run on what the boxes' test kept, so
+ * that the test itself stays a branch-free loop. */
+static void keep_not_apart(const sim_collide *c, pair *vf, int from, int *n, pair *ee, int from_ee, int *n_ee)
+{
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
+	int m = from;
+	for (int k = from; k < *n; k++) {
+		pair p = vf[k];
+		vf[m] = p;
+		m += !vf_apart(c, p.a, &tri[3 * p.b]);
+	}
+	*n = m;
+	m = from_ee;
+	for (int k = from_ee; k < *n_ee; k++) {
+		pair p = ee[k];
+		ee[m] = p;
+		m += !ee_apart(c, edge[p.a], edge[p.b]);
+	}
+	*n_ee = m;
 }
 
 static inline bool triangles_share_vertex(const int *a, const int *b)
@@ -1076,29 +1077,17 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 	assert(!triangles_share_vertex(&((const int *)c->tris.data)[3 * ta], &((const int *)c->tris.data)[3 * tb]));
 	if (!kbox_overlap(&tkin[ta], &tkin[tb]))
 		return true;
-	/* apart along the axis between the triangles' centroids: no pair of theirs can meet,
-	 * and those that are not may still have parts that are */
-	const int *tris = c->tris.data, *a = &tris[3 * ta], *b = &tris[3 * tb];
-	const vsphere *vs = c->vaxis;
+	/* apart along the axis between the triangles' centroids: no pair of theirs can meet */
+	const int *a = &((const int *)c->tris.data)[3 * ta], *b = &((const int *)c->tris.data)[3 * tb];
 	float m[3];
-	centroid_axis(vs, a, 3, b, 3, m);
-	/* an infinite axis separates nothing: NaN makes every comparison below false */
-	const float len = axis_length(m) < INFINITY ? axis_length(m) : NAN;
-	tri_axis P;
-	for (int e = 0; e < 2; e++) {
-		P.hi_max[e] = -INFINITY, P.lo_min[e] = INFINITY;
-		for (int j = 0; j < 3; j++) {
-			P.hi[e][j] = box_upper(e ? vs[a[j]].c1 : vs[a[j]].c0, m, len);
-			P.lo[e][j] = box_lower(e ? vs[b[j]].c1 : vs[b[j]].c0, m, len);
-			P.hi_max[e] = P.hi[e][j] > P.hi_max[e] ? P.hi[e][j] : P.hi_max[e];
-			P.lo_min[e] = P.lo[e][j] < P.lo_min[e] ? P.lo[e][j] : P.lo_min[e];
-		}
-	}
-	if (P.hi_max[0] < P.lo_min[0] && P.hi_max[1] < P.lo_min[1])
+	centroid_axis(c->vaxis, a, 3, b, 3, m);
+	if (apart_along(c->vaxis, a, 3, b, 3, m))
 		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;
-	expand_pair(c, ta, tb, &P, vfa->data, &vfa->count, eea->data, &eea->count);
+	int vf0 = vfa->count, ee0 = eea->count;
+	expand_pair(c, ta, tb, vfa->data, &vfa->count, eea->data, &eea->count);
+	keep_not_apart(c, vfa->data, vf0, &vfa->count, eea->data, ee0, &eea->count);
 	return true;
 }
 
@@ -1122,7 +1111,6 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 {
 	const uint64_t *bits = c->adj_bits.data;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
-	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count;
 	int nvf = *nvf_io, nee = *nee_io;
@@ -1132,11 +1120,11 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 			if (q < nvf_all) {
 				pair p = avf[q];
 				vf[nvf] = p;
-				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
+				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
 			} else {
 				pair p = aee[q - nvf_all];
 				ee[nee] = p;
-				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart(c, edge[p.a], edge[p.b]);
+				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
 			}
 		}
 	}
@@ -1151,7 +1139,6 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
-	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
 	for (int blk = start; blk < end; blk++) {
@@ -1166,20 +1153,23 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		}
 		pair *vf = vfa->data, *ee = eea->data;
 		int nvf = vfa->count, nee = eea->count;
+		const int vf0 = nvf, ee0 = nee;
 		if (dirty) {
 			adjacent_dirty(c, first, last, vf, &vfa->count, ee, &eea->count);
+			keep_not_apart(c, vf, vf0, &vfa->count, ee, ee0, &eea->count);
 			continue;
 		}
 		for (int q = first; q < vf_end; q++) {
 			pair p = avf[q];
 			vf[nvf] = p;
-			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
+			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
 			pair p = aee[q];
 			ee[nee] = p;
-			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart(c, edge[p.a], edge[p.b]);
+			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
 		}
+		keep_not_apart(c, vf, vf0, &nvf, ee, ee0, &nee);
 		vfa->count = nvf;
 		eea->count = nee;
 	}
