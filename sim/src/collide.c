@@ -190,6 +190,9 @@ struct sim_collide {
 	 * report them at every broad phase only to have most of their primitive pairs fall
 	 * to the sharing test; the broad phase skips them and tests this list's boxes. */
 	darray adj_vf, adj_ee; /* pair */
+	/* per edge-edge entry: which of ee_apart's axes last found it apart, tried first the
+	 * next time (a sheet's neighbours keep their layout, so mostly the same one works) */
+	darray adj_hint;
 	/* CSR: triangle -> the neighbour-list entries it takes part in (vertex-face entries,
 	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
 	 * refresh visits the dirty triangles' entries only, in list order */
@@ -347,7 +350,7 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped, c->vmoving,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
 	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
-	                  c->adj_tri_items.data, c->adj_bits.data, c->vkin, c->vaxis, c->tri_kin.data, c->edge_kin.data};
+	                  c->adj_tri_items.data, c->adj_bits.data, c->adj_hint.data, c->vkin, c->vaxis, c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -961,28 +964,40 @@ static inline bool vf_apart(const sim_collide *c, int v, const int *t)
 }
 
 /* Two edges side by side in a sheet are often not apart along the axis between their
- * midpoints, but along its part normal to one of the edges (in the sheet's plane). */
-static inline bool ee_apart(const sim_collide *c, const int *ea, const int *eb)
+ * midpoints but along its part normal to one of them (in the sheet's plane): the three
+ * axes, tried from *first on; *first becomes the one that separated them.  Which one is
+ * tried first changes the cost, never the answer (apart along any of the three). */
+static inline bool ee_apart_from(const sim_collide *c, const int *ea, const int *eb, unsigned char *first)
 {
 	const vsphere *vs = c->vaxis;
 	float w[3];
 	centroid_axis(vs, ea, 2, eb, 2, w);
-	if (apart_2_2(vs, ea, eb, w))
-		return true;
-	const int *ends[2] = {ea, eb};
-	for (int s = 0; s < 2; s++) {
-		float d[3], dd = 0.0f, wd = 0.0f, m[3];
-		for (int k = 0; k < 3; k++) {
-			d[k] = vs[ends[s][1]].c0[k] - vs[ends[s][0]].c0[k];
-			dd += d[k] * d[k], wd += w[k] * d[k];
+	for (int k = 0; k < 3; k++) {
+		int axis = (*first + k) % 3;
+		float m[3] = {w[0], w[1], w[2]};
+		if (axis > 0) {
+			const int *e = axis == 1 ? ea : eb;
+			float d[3], dd = 0.0f, wd = 0.0f;
+			for (int j = 0; j < 3; j++) {
+				d[j] = vs[e[1]].c0[j] - vs[e[0]].c0[j];
+				dd += d[j] * d[j], wd += w[j] * d[j];
+			}
+			float f = wd / dd;
+			for (int j = 0; j < 3; j++)
+				m[j] = w[j] - f * d[j];
 		}
-		float f = wd / dd;
-		for (int k = 0; k < 3; k++)
-			m[k] = w[k] - f * d[k];
-		if (apart_2_2(vs, ea, eb, m))
+		if (apart_2_2(vs, ea, eb, m)) {
+			*first = (unsigned char)axis;
 			return true;
+		}
 	}
 	return false;
+}
+
+static inline bool ee_apart(const sim_collide *c, const int *ea, const int *eb)
+{
+	unsigned char first = 0;
+	return ee_apart_from(c, ea, eb, &first);
 }
 
 /* The primitive pairs of triangles ta and tb that share a vertex (build_adjacency): the
@@ -1111,6 +1126,8 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 {
 	const uint64_t *bits = c->adj_bits.data;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
+	unsigned char *hint = c->adj_hint.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count;
 	int nvf = *nvf_io, nee = *nee_io;
@@ -1120,11 +1137,12 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 			if (q < nvf_all) {
 				pair p = avf[q];
 				vf[nvf] = p;
-				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+				nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
 			} else {
 				pair p = aee[q - nvf_all];
 				ee[nee] = p;
-				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+				nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) &&
+				       !ee_apart_from(c, edge[p.a], edge[p.b], &hint[q - nvf_all]);
 			}
 		}
 	}
@@ -1139,6 +1157,8 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
 	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
+	unsigned char *hint = c->adj_hint.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
 	for (int blk = start; blk < end; blk++) {
@@ -1153,23 +1173,22 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		}
 		pair *vf = vfa->data, *ee = eea->data;
 		int nvf = vfa->count, nee = eea->count;
-		const int vf0 = nvf, ee0 = nee;
 		if (dirty) {
 			adjacent_dirty(c, first, last, vf, &vfa->count, ee, &eea->count);
-			keep_not_apart(c, vf, vf0, &vfa->count, ee, ee0, &eea->count);
 			continue;
 		}
+		/* the axes right after the boxes' test: it keeps about one entry in eight, so its
+		 * branch is well predicted (unlike a triangle pair's expansion, keep_not_apart) */
 		for (int q = first; q < vf_end; q++) {
 			pair p = avf[q];
 			vf[nvf] = p;
-			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]);
+			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
 			pair p = aee[q];
 			ee[nee] = p;
-			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]);
+			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart_from(c, edge[p.a], edge[p.b], &hint[q]);
 		}
-		keep_not_apart(c, vf, vf0, &nvf, ee, ee0, &nee);
 		vfa->count = nvf;
 		eea->count = nee;
 	}
@@ -1208,8 +1227,10 @@ static bool index_adjacency(sim_collide *c, int nt)
 {
 	const int nvf = c->adj_vf.count, total = nvf + c->adj_ee.count;
 	if (!reserve(&c->adj_tri_start, sizeof(int), nt + 2) || !reserve(&c->adj_tri_items, sizeof(int), 2 * total) ||
-	    !reserve(&c->adj_bits, sizeof(uint64_t), (total + 63) / 64 + 1))
+	    !reserve(&c->adj_bits, sizeof(uint64_t), (total + 63) / 64 + 1) ||
+	    !reserve(&c->adj_hint, 1, c->adj_ee.count + 1))
 		return false;
+	memset(c->adj_hint.data, 0, (size_t)c->adj_ee.count + 1);
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
 	int *start = c->adj_tri_start.data, *items = c->adj_tri_items.data;
