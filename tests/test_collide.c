@@ -811,6 +811,8 @@ static void test_separating_axes_are_exact(void)
 			differ += apart_1_3(vs, a[0], b, m) != said;
 		else if (shape == 1)
 			differ += apart_2_2(vs, a, b, m) != said;
+		else
+			differ += apart_3_3(vs, a, b, m) != said;
 		long double g0 = exact_gap(bx, a, na, b, nb, m, 0), g1 = exact_gap(bx, a, na, b, nb, m, 1);
 		double len = fabs((double)m[0]) + fabs((double)m[1]) + fabs((double)m[2]);
 		trials++;

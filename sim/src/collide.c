@@ -1096,7 +1096,7 @@ static bool triangle_pair(const sim_collide *c, darray *vfa, darray *eea, int ta
 	const int *a = &((const int *)c->tris.data)[3 * ta], *b = &((const int *)c->tris.data)[3 * tb];
 	float m[3];
 	centroid_axis(c->vaxis, a, 3, b, 3, m);
-	if (apart_along(c->vaxis, a, 3, b, 3, m))
+	if (apart_3_3(c->vaxis, a, b, m))
 		return true;
 	if (!reserve(vfa, sizeof(pair), vfa->count + 6) || !reserve(eea, sizeof(pair), eea->count + 9))
 		return false;

@@ -134,7 +134,33 @@ static inline bool apart_2_2(const vsphere *vs, const int *a, const int *b, cons
 	}
 	return ok == 0xf;
 }
+/* ... and for three against three (two triangles): lanes a0 a1 a2 b0, then b1 b2 (the
+ * last two lanes repeat b2). */
+static inline bool apart_3_3(const vsphere *vs, const int *a, const int *b, const float m[3])
+{
+	__m128 up, down;
+	axis_vectors(m, &up, &down);
+	int ok = 1;
+	for (int e = 0; e < 2 && ok; e++) {
+		__m128 b2 = _mm_mul_ps(end_of(&vs[b[2]], e), down);
+		__m128 s = lane_sums(_mm_mul_ps(end_of(&vs[a[0]], e), up), _mm_mul_ps(end_of(&vs[a[1]], e), up),
+		                     _mm_mul_ps(end_of(&vs[a[2]], e), up), _mm_mul_ps(end_of(&vs[b[0]], e), down));
+		__m128 t = lane_sums(_mm_mul_ps(end_of(&vs[b[1]], e), down), b2, b2, b2);
+		/* the largest of a's three (lanes 0-2 of s) below the least of b's (lane 3 of s, t) */
+		__m128 top = _mm_max_ps(_mm_max_ps(s, _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 0, 2, 1))),
+		                        _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 1, 0, 2)));
+		__m128 low = _mm_min_ps(_mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 3, 3, 3)),
+		                        _mm_min_ps(t, _mm_shuffle_ps(t, t, _MM_SHUFFLE(0, 0, 0, 1))));
+		ok = _mm_movemask_ps(_mm_cmplt_ss(top, low)) & 1;
+	}
+	return ok;
+}
 #else
+static inline bool apart_3_3(const vsphere *vs, const int *a, const int *b, const float m[3])
+{
+	return apart_along(vs, a, 3, b, 3, m);
+}
+
 static inline bool apart_1_3(const vsphere *vs, int a, const int *b, const float m[3])
 {
 	return apart_along(vs, &a, 1, b, 3, m);
