@@ -566,7 +566,7 @@ static void test_refreshed_bounds_are_lower_bounds(void)
 	       checked, above, searched, refound, unbounded);
 	CHECK(above == 0);
 	CHECK(unbounded == 0);
-	CHECK_MSG(refound > 100, "only %ld candidates found again by the sweeps' refreshes", refound);
+	CHECK_MSG(refound > 20, "only %ld candidates found again by the sweeps' refreshes", refound);
 	free(x), free(v), free(lb);
 	sim_world_destroy(&w);
 }
@@ -657,9 +657,9 @@ static void test_early_window_misses_nothing(void)
  * list's run of neighbour-list candidates): at every step of a 33 x 33 sheet falling
  * onto a ball at 1/90 s (a full broad phase at every step, refreshes in the sweeps),
  * carry_bounds' result for the candidates as they stand against a brute-force lookup of
- * every pair among the sorted old ones, bit for bit, and the run gave some of them (191:
- * the separating axes leave few neighbour-list pairs, where the x, y and z tests alone
- * left over 10 000). */
+ * every pair among the sorted old ones, bit for bit, and the run gave some of them (46:
+ * the separating axes over the vertices' balls leave few neighbour-list pairs, where the
+ * x, y and z tests alone left over 10 000, and the axes over cubes 191). */
 static void test_carried_bounds_are_the_old_pairs(void)
 {
 	sim_world_def def = sim_world_def_default();
@@ -695,7 +695,7 @@ static void test_carried_bounds_are_the_old_pairs(void)
 	       "%d triangles refreshed\n",
 	       checked, differ, from_run, full, refreshed);
 	CHECK(differ == 0);
-	CHECK(from_run > 100);
+	CHECK(from_run > 20);
 	CHECK(full >= 60);
 	sim_world_destroy(&w);
 }
@@ -711,50 +711,59 @@ static double axis_rand(void) /* uniform in [0, 1) */
 	return (double)(axis_rng >> 11) * 0x1p-53;
 }
 
-/* The boxes of vertex_box, exactly as collide.c writes them: per axis fl(s -/+ reach),
- * at each end. */
-typedef struct test_box {
-	float s[2][3], lo[2][3], hi[2][3];
-} test_box;
+/* A vertex's ball as collide.c's vertex_box writes it: float centres at the window's
+ * ends and the radius reach. */
+typedef struct test_ball {
+	float s[2][3], reach;
+} test_ball;
 
-static void make_box(test_box *b, vsphere *v, const float s0[3], const float s1[3], float reach)
+static void make_ball(test_ball *b, vsphere *v, const float s0[3], const float s1[3], float reach)
 {
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 3; k++)
 		b->s[0][k] = s0[k], b->s[1][k] = s1[k];
-		for (int e = 0; e < 2; e++)
-			b->lo[e][k] = b->s[e][k] - reach, b->hi[e][k] = b->s[e][k] + reach;
-	}
+	b->reach = reach;
 	vsphere_set(v, s0, s1, reach);
 }
 
-/* The exact gap along m at end e between the hull of boxes a and that of boxes b: the
- * float corners and axis are exact in long double, their products too (24 + 24 bits),
- * and three such sums lose nothing that matters at the margins tested (64 bits). */
-static long double exact_gap(const test_box *bx, const int *a, int na, const int *b, int nb, const float m[3], int e)
+/* |m|_2 in long double: the float parts' squares are exact (48 bits of 64), their sum
+ * and root are off by a few 2^-64, far below the margins tested. */
+static long double exact_length(const float m[3])
 {
+	return sqrtl((long double)m[0] * m[0] + (long double)m[1] * m[1] + (long double)m[2] * m[2]);
+}
+
+/* The exact gap along m at end e between the hull of balls a and that of balls b (each
+ * s.m -/+ reach |m|_2): the centres' products with the axis are exact in long double
+ * (24 + 24 bits), and their sums lose nothing that matters at the margins tested. */
+static long double exact_gap(const test_ball *bx, const int *a, int na, const int *b, int nb, const float m[3], int e)
+{
+	const long double len = exact_length(m);
 	long double top = -INFINITY, bottom = INFINITY;
 	for (int j = 0; j < na; j++) {
-		long double d = 0.0L;
+		long double d = (long double)bx[a[j]].reach * len;
 		for (int k = 0; k < 3; k++)
-			d += (long double)(m[k] >= 0.0f ? bx[a[j]].hi[e][k] : bx[a[j]].lo[e][k]) * m[k];
+			d += (long double)bx[a[j]].s[e][k] * m[k];
 		top = d > top ? d : top;
 	}
 	for (int j = 0; j < nb; j++) {
-		long double d = 0.0L;
+		long double d = -(long double)bx[b[j]].reach * len;
 		for (int k = 0; k < 3; k++)
-			d += (long double)(m[k] >= 0.0f ? bx[b[j]].lo[e][k] : bx[b[j]].hi[e][k]) * m[k];
+			d += (long double)bx[b[j]].s[e][k] * m[k];
 		bottom = d < bottom ? d : bottom;
 	}
 	return bottom - top;
 }
 
 /* apart_along (and its vector forms for a vertex against a triangle and an edge against
- * an edge) says apart only when the boxes' hulls are apart along the axis at both ends,
- * exactly: random boxes a metre, a millimetre or a kilometre from the origin, with b
+ * an edge) says apart only when the balls' hulls are apart along the axis at both ends,
+ * exactly: random balls a metre, a millimetre or a kilometre from the origin, with b
  * shifted along the axis so that the exact gap is within a few roundings of zero (most
- * trials) or anything.  And it is not uselessly cautious: a gap above 2^-16 of the
- * coordinates' size is always found.  Planting any error in vsphere_set's rounding
- * allowance (2^-20 of the size, set to 0) makes it say apart where the hulls overlap. */
+ * trials) or anything, along random axes, the centroids' axis, and axes along x, y or z
+ * or the diagonals (where |m|_1 and |m|_2 differ most).  And it is not uselessly
+ * cautious: a gap above 2^-16 of the coordinates' size is always found.  Planting an
+ * error in vsphere_set's rounding allowance (2^-20 of the size, set to 0) makes it say
+ * apart where the hulls overlap (random trials do not reach the worst case the allowance
+ * is for: 2^-22 passes). */
 static void test_separating_axes_are_exact(void)
 {
 	long trials = 0, apart = 0, near = 0, wrong = 0, missed = 0, differ = 0;
@@ -764,7 +773,7 @@ static void test_separating_axes_are_exact(void)
 		const int shape = (trial / 3) % 3;          /* 1-3, 2-2, 3-3 vertices */
 		const int na = shape == 0 ? 1 : shape == 1 ? 2 : 3, nb = shape == 0 ? 3 : shape == 1 ? 2 : 3;
 		const float reach = (trial / 9) % 4 == 0 ? 0.0f : (float)(scale * 1e-2 * axis_rand());
-		test_box bx[6];
+		test_ball bx[6];
 		vsphere vs[6];
 		int a[3], b[3];
 		for (int j = 0; j < na; j++)
@@ -782,19 +791,22 @@ static void test_separating_axes_are_exact(void)
 					c[j][e][k] = (float)(o[k] + (j >= na ? 3.0 * spread * dir[k] : 0.0) +
 					                     spread * (2.0 * axis_rand() - 1.0) + (e ? spread * 0.3 * axis_rand() : 0.0));
 		for (int j = 0; j < na + nb; j++)
-			make_box(&bx[j], &vs[j], c[j][0], c[j][1], reach);
+			make_ball(&bx[j], &vs[j], c[j][0], c[j][1], reach);
 		float m[3];
-		if (trial % 2)
+		const int kind = (trial / 36) % 4;
+		if (kind == 0)
 			centroid_axis(vs, a, na, b, nb, m);
-		else
+		else if (kind == 1)
 			for (int k = 0; k < 3; k++)
 				m[k] = (float)(2.0 * axis_rand() - 1.0);
+		else /* an axis (kind 2) or a diagonal (kind 3), either way */
+			for (int k = 0; k < 3; k++)
+				m[k] = (kind == 3 || k == trial % 3 ? 1.0f : 0.0f) * (axis_rand() < 0.5 ? -1.0f : 1.0f);
 		/* most trials: move b along m until the smaller exact gap of the two ends is a
 		 * few roundings of the coordinates either side of zero */
+		const double len = (double)exact_length(m);
 		if (trial % 8 != 0) {
-			double mm = 0.0, len = 0.0;
-			for (int k = 0; k < 3; k++)
-				mm += (double)m[k] * m[k], len += fabs((double)m[k]);
+			double mm = len * len;
 			long double g0 = exact_gap(bx, a, na, b, nb, m, 0), g1 = exact_gap(bx, a, na, b, nb, m, 1);
 			double g = (double)(g0 < g1 ? g0 : g1);
 			double target = (2.0 * axis_rand() - 1.0) * 64.0 * 0x1p-24 * (scale + reach) * len;
@@ -802,7 +814,7 @@ static void test_separating_axes_are_exact(void)
 				for (int e = 0; e < 2; e++)
 					for (int k = 0; k < 3; k++)
 						c[j][e][k] = (float)(c[j][e][k] + (target - g) * m[k] / mm);
-				make_box(&bx[j], &vs[j], c[j][0], c[j][1], reach);
+				make_ball(&bx[j], &vs[j], c[j][0], c[j][1], reach);
 			}
 			near++;
 		}
@@ -814,7 +826,6 @@ static void test_separating_axes_are_exact(void)
 		else
 			differ += apart_3_3(vs, a, b, m) != said;
 		long double g0 = exact_gap(bx, a, na, b, nb, m, 0), g1 = exact_gap(bx, a, na, b, nb, m, 1);
-		double len = fabs((double)m[0]) + fabs((double)m[1]) + fabs((double)m[2]);
 		trials++;
 		apart += said;
 		if (said && !(g0 > 0.0L && g1 > 0.0L)) {
@@ -832,37 +843,136 @@ static void test_separating_axes_are_exact(void)
 	CHECK(missed == 0);
 	CHECK(differ == 0);
 	CHECK(apart > trials / 10 && apart < trials - trials / 10); /* both answers, often */
+	/* an axis too short or too long to square in float separates nothing */
+	{
+		test_ball bx[2];
+		vsphere vs[2];
+		const float s0[3] = {0.0f, 0.0f, 0.0f}, s1[3] = {1.0f, 0.0f, 0.0f};
+		make_ball(&bx[0], &vs[0], s0, s0, 0.1f);
+		make_ball(&bx[1], &vs[1], s1, s1, 0.1f);
+		int ia = 0, ib = 1;
+		const float fine[3] = {1.0f, 0.0f, 0.0f}, tiny[3] = {0x1p-41f, 0.0f, 0.0f}, huge[3] = {0x1p41f, 0.0f, 0.0f};
+		CHECK(apart_along(vs, &ia, 1, &ib, 1, fine));
+		CHECK(!apart_along(vs, &ia, 1, &ib, 1, tiny));
+		CHECK(!apart_along(vs, &ia, 1, &ib, 1, huge));
+	}
+}
+
+/* ball_holds, the escape check, holds a point (with its margin) only where it is inside
+ * the ball of radius reach around the exact centre at that time, and inside the float
+ * cube there (fl(s -/+ reach) per axis at each end, interpolated exactly), which the
+ * trees and kbox_overlap rely on: random centres a millimetre, a metre or a kilometre
+ * from the origin, moving or not, at the times the escape check uses (tau / W and
+ * (tau + 1) / W), points at the ball's border within a few roundings, along random
+ * directions, the axes (where the ball touches the cube) and the diagonals.  And it is
+ * not uselessly cautious: a point 2^-16 of the coordinates' size inside is always held.
+ * Planting an error in vsphere_ball's allowance (2^-19 of the size, set to 0) makes it
+ * hold points outside the ball and the cube (2^-23 passes: random points do not reach
+ * the worst case). */
+static void test_ball_check_is_exact(void)
+{
+	long trials = 0, held = 0, outside_ball = 0, outside_cube = 0, missed = 0;
+	for (int trial = 0; trial < 400000; trial++) {
+		const double scales[3] = {1e-3, 1.0, 1e3};
+		const double scale = scales[trial % 3];
+		const float reach = (float)(scale * 1e-2 * (0.01 + axis_rand()));
+		float s[2][3];
+		const bool still = (trial / 3) % 4 == 0;
+		for (int k = 0; k < 3; k++) {
+			s[0][k] = (float)(scale * (2.0 * axis_rand() - 1.0));
+			s[1][k] = still ? s[0][k] : (float)(s[0][k] + scale * 1e-2 * (2.0 * axis_rand() - 1.0));
+		}
+		vsphere v;
+		vsphere_set(&v, s[0], s[1], reach);
+		const float rb = vsphere_ball(s[0], s[1], reach);
+		const int window = 1 + (int)(16.0 * axis_rand()), tau = (int)((window + (still ? 2 : 1)) * axis_rand());
+		const float f = (float)tau / (float)window; /* as escape_range computes it */
+		const long double fx = (long double)tau / (long double)window;
+		const float margin = (trial / 12) % 3 == 0 ? 0.0f : (float)(reach * axis_rand());
+		/* the exact centre at that time, and the float cube's faces there */
+		long double cx[3], lo[3], hi[3];
+		for (int k = 0; k < 3; k++) {
+			float lo0 = s[0][k] - reach, lo1 = s[1][k] - reach, hi0 = s[0][k] + reach, hi1 = s[1][k] + reach;
+			cx[k] = (long double)s[0][k] + fx * ((long double)s[1][k] - (long double)s[0][k]);
+			lo[k] = (long double)lo0 + fx * ((long double)lo1 - (long double)lo0);
+			hi[k] = (long double)hi0 + fx * ((long double)hi1 - (long double)hi0);
+		}
+		/* a direction: random, an axis or a diagonal */
+		double dir[3], dn = 0.0;
+		const int kind = (trial / 36) % 3;
+		for (int k = 0; k < 3; k++) {
+			double sign = axis_rand() < 0.5 ? -1.0 : 1.0;
+			dir[k] = kind == 0 ? 2.0 * axis_rand() - 1.0 : kind == 1 ? (k == trial % 3 ? sign : 0.0) : sign;
+			dn += dir[k] * dir[k];
+		}
+		dn = sqrt(dn);
+		const double big = scale + reach;
+		const double rho = (double)reach - (double)margin + (2.0 * axis_rand() - 1.0) * 64.0 * 0x1p-24 * big;
+		float p[3];
+		for (int k = 0; k < 3; k++)
+			p[k] = (float)((double)cx[k] + rho * dir[k] / dn);
+		const bool said = ball_holds(&v, rb, f, p, margin);
+		long double d2 = 0.0L, r = (long double)reach - (long double)margin;
+		bool in_cube = true;
+		for (int k = 0; k < 3; k++) {
+			long double d = (long double)p[k] - cx[k];
+			d2 += d * d;
+			in_cube &= (long double)p[k] - margin >= lo[k] && (long double)p[k] + margin <= hi[k];
+		}
+		trials++;
+		held += said;
+		outside_ball += said && !(r >= 0.0L && d2 <= r * r);
+		if (said && !in_cube) {
+			if (outside_cube < 5)
+				fprintf(stderr, "trial %d: held, but outside the cube\n", trial);
+			outside_cube++;
+		}
+		long double inner = r - 0x1p-16L * (long double)big;
+		missed += !said && inner > 0.0L && d2 <= inner * inner;
+	}
+	printf("%ld points near the balls' borders: %ld held, %ld outside the ball, %ld outside the cube, %ld well "
+	       "inside missed\n",
+	       trials, held, outside_ball, outside_cube, missed);
+	CHECK(outside_ball == 0);
+	CHECK(outside_cube == 0);
+	CHECK(missed == 0);
+	CHECK(held > trials / 10 && held < trials - trials / 10);
 }
 
 /* A flat sheet at rest, tilted against every axis, at 1/90 s (the drape's windows of one
- * step, whose boxes reach 1.7 mm): its triangles' boxes meet those two rings away and its
- * neighbours' boxes meet, but no two of its primitives that share no vertex come within
- * 6.6 mm of each other (a vertex across a diagonal), so the separating axes leave no
- * candidate at all (x, y and z alone left 1 606 of them, 547 vertex-face pairs).  At 1 ms the windows'
- * slack makes the boxes reach 2.6 mm, and a cube that size reaches past 3.3 mm along
- * most tilted axes: there the pairs across a diagonal stay. */
+ * step, whose boxes reach 1.7 mm) and at 1 ms (windows of four, whose slack makes them
+ * reach 2.8 mm): its triangles' boxes meet those two rings away and its neighbours'
+ * boxes meet, but no two of its primitives that share no vertex come within 6.6 mm of
+ * each other (a vertex across a diagonal), so the separating axes over the vertices'
+ * balls leave no candidate at all (x, y and z alone left 1 606 of them at 1/90 s, 547
+ * vertex-face pairs).  Over cubes (|m|_1 for |m|_2, with the cubes' slack of 3/8: a
+ * reach of 2.6 mm) the 1 ms windows kept 6 016: such a cube reaches past 3.3 mm along
+ * most tilted axes, a ball of 2.8 mm does not. */
 static void test_tilted_sheet_has_no_candidates(void)
 {
-	sim_world_def def = sim_world_def_default();
-	def.integrator = SIM_IMPLICIT;
-	def.gravity[1] = 0.0f;
-	def.self_collisions = true;
-	sim_world *w = sim_world_create(&def);
-	REQUIRE(w);
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 33;
-	g.size_x = g.size_y = 0.3f; /* edges of 9.4 mm, as the 129 x 129 drape's */
-	const float u[3] = {0.8f, 0.6f, 0.0f}, v[3] = {-0.36f, 0.48f, 0.8f}; /* orthonormal */
-	for (int k = 0; k < 3; k++)
-		g.origin[k] = 0.0f, g.axis_u[k] = u[k], g.axis_v[k] = v[k];
-	REQUIRE(sim_world_add_grid(w, &g) == 0);
-	REQUIRE(sim_world_step(w, 1.0f / 90.0f) == SIM_OK);
-	const sim_stats *st = sim_world_stats(w);
-	printf("tilted 33 x 33 sheet: %ld candidates, %ld full broad phases\n", (long)st->candidates,
-	       (long)st->broad_phases);
-	CHECK(st->broad_phases == 1);
-	CHECK(st->candidates == 0);
-	sim_world_destroy(&w);
+	const float steps[2] = {1.0f / 90.0f, 1e-3f};
+	for (int run = 0; run < 2; run++) {
+		sim_world_def def = sim_world_def_default();
+		def.integrator = SIM_IMPLICIT;
+		def.gravity[1] = 0.0f;
+		def.self_collisions = true;
+		sim_world *w = sim_world_create(&def);
+		REQUIRE(w);
+		sim_grid_def g = sim_grid_def_default();
+		g.nx = g.ny = 33;
+		g.size_x = g.size_y = 0.3f; /* edges of 9.4 mm, as the 129 x 129 drape's */
+		const float u[3] = {0.8f, 0.6f, 0.0f}, v[3] = {-0.36f, 0.48f, 0.8f}; /* orthonormal */
+		for (int k = 0; k < 3; k++)
+			g.origin[k] = 0.0f, g.axis_u[k] = u[k], g.axis_v[k] = v[k];
+		REQUIRE(sim_world_add_grid(w, &g) == 0);
+		REQUIRE(sim_world_step(w, steps[run]) == SIM_OK);
+		const sim_stats *st = sim_world_stats(w);
+		printf("tilted 33 x 33 sheet at %g s: %ld candidates, %ld full broad phases\n", (double)steps[run],
+		       (long)st->candidates, (long)st->broad_phases);
+		CHECK(st->broad_phases == 1);
+		CHECK(st->candidates == 0);
+		sim_world_destroy(&w);
+	}
 }
 
 static const test_case tests[] = {
@@ -881,6 +991,7 @@ static const test_case tests[] = {
 	TEST(test_early_window_misses_nothing),
 	TEST(test_carried_bounds_are_the_old_pairs),
 	TEST(test_separating_axes_are_exact),
+	TEST(test_ball_check_is_exact),
 	TEST(test_tilted_sheet_has_no_candidates),
 };
 TEST_MAIN(tests)

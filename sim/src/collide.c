@@ -68,11 +68,13 @@
  * window of W substeps from the broad phase, box(tau) is the vertex's position
  * extrapolated at its current velocity, x0 + tau d, with a reach around it, and the
  * candidates hold every pair whose boxes meet at one same tau, as long as each vertex
- * stays inside its box (mark_escaped).  The reach is half the pad (what the contacts
+ * stays inside the ball of that reach inside its box (mark_escaped; the separating axes
+ * other than x, y and z use the ball).  The reach is half the pad (what the contacts
  * need) plus a slack, a fraction of the pad, that the motion may depart from the
- * extrapolation by.  A larger slack means more candidates and fewer refreshes; 3/8
- * measured best on the pile. */
-#define BROAD_SLACK 0.375f
+ * extrapolation by.  A larger slack means more candidates and fewer refreshes; with
+ * cubes 3/8 measured best on the pile, but the ball is stricter and 3/8 let a tenth more
+ * triangles be refreshed than the cube did, 7/16 a fifth fewer (docs/benchmarks.md). */
+#define BROAD_SLACK 0.4375f
 #define BROAD_SLACK_ONE 0.0625f
 /* The window is about this long (s) and at most BROAD_WINDOW_MAX substeps: long enough
  * that a cloth falling at 1 kHz keeps its boxes for a few substeps, short enough that
@@ -153,7 +155,8 @@ struct sim_collide {
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
 	vec4 *box_lo, *box_hi; /* each vertex's box over the rest of the window, for the trees (lane 3: 0) */
 	kbox *vkin;      /* each vertex's kinetic box, for culling primitive pairs */
-	vsphere *vaxis;  /* the same boxes as centres and a radius, for other axes */
+	vsphere *vaxis;  /* the balls inside those boxes, as centres and a radius, for other axes */
+	float *vball;    /* the radius of each vertex's ball that the escape check keeps it in */
 	int tau;         /* substeps since the last full broad phase */
 	/* early_broad_phase ran jobs [0, pending_first) of pending_jobs for the window that
 	 * starts at the next substep; their candidates wait in old_vf and old_ee */
@@ -350,7 +353,8 @@ void sim_collide_destroy(sim_collide *c)
 	                  c->key_start.data, c->key_items.data, c->rigid_contacts.data, c->vert_tri, c->escaped, c->vmoving,
 	                  c->edge_tri.data, c->own.data, c->tri_dirty.data, c->dirty_list.data, c->solid,
 	                  c->adj_vf.data, c->adj_ee.data, c->adj_tri_start.data,
-	                  c->adj_tri_items.data, c->adj_bits.data, c->adj_hint.data, c->vkin, c->vaxis, c->tri_kin.data, c->edge_kin.data};
+	                  c->adj_tri_items.data, c->adj_bits.data, c->adj_hint.data, c->vkin, c->vaxis, c->vball,
+	                  c->tri_kin.data, c->edge_kin.data};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
 		free(arrays[i]);
 	for (int i = 0; i < c->tree_capacity; i++)
@@ -433,6 +437,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->box_hi);
 	GROW(c->vkin);
 	GROW(c->vaxis);
+	GROW(c->vball);
 	GROW(c->disp);
 	GROW(c->move);
 	GROW(c->dvec);
@@ -811,6 +816,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 	}
 	kb->lo0[3] = kb->hi0[3] = kb->lo1[3] = kb->hi1[3] = 0.0f;
 	vsphere_set(&c->vaxis[i], c0, c1, reach);
+	c->vball[i] = vsphere_ball(c0, c1, reach);
 	c->box_lo[i][3] = c->box_hi[i][3] = 0.0f;
 }
 
@@ -836,63 +842,35 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	for (int blk = start; blk < end; blk++) {
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
-#if defined(__SSE2__)
-		/* the scalar loop below, three axes at once: the same float operations in the same
-		 * order (lane 3, the inverse mass and padding, is left out of the mask) */
-		const __m128 vh = _mm_set1_ps(h), vm = _mm_set1_ps(margin), vs = _mm_set1_ps(start_margin);
-		const __m128 v0 = _mm_set1_ps(f0), v1 = _mm_set1_ps(f1);
 		for (int i = first; i < last; i++) {
-			const kbox *kb = &c->vkin[i];
-			__m128 lo0 = _mm_loadu_ps(kb->lo0), hi0 = _mm_loadu_ps(kb->hi0);
-			__m128 lo1 = _mm_loadu_ps(kb->lo1), hi1 = _mm_loadu_ps(kb->hi1);
-			__m128 a = _mm_loadu_ps(c->x0[i]), e = _mm_add_ps(a, _mm_mul_ps(vh, _mm_loadu_ps(c->vbar[i])));
-			__m128 lo = _mm_add_ps(lo0, _mm_mul_ps(v1, _mm_sub_ps(lo1, lo0)));
-			__m128 hi = _mm_add_ps(hi0, _mm_mul_ps(v1, _mm_sub_ps(hi1, hi0)));
-			__m128 in = _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(e, vm), lo), _mm_cmple_ps(_mm_add_ps(e, vm), hi));
-			if (ended)
-				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpeq_ps(lo0, lo1), _mm_cmpeq_ps(hi0, hi1)));
-			if (check_start) {
-				lo = _mm_add_ps(lo0, _mm_mul_ps(v0, _mm_sub_ps(lo1, lo0)));
-				hi = _mm_add_ps(hi0, _mm_mul_ps(v0, _mm_sub_ps(hi1, hi0)));
-				in = _mm_and_ps(in, _mm_and_ps(_mm_cmpge_ps(_mm_sub_ps(a, vs), lo), _mm_cmple_ps(_mm_add_ps(a, vs), hi)));
-			}
-			bool out = (_mm_movemask_ps(in) & 7) != 7;
-			c->escaped[i] = out;
-			escaped += out;
-		}
-#else
-		for (int i = first; i < last; i++) {
-			const kbox *kb = &c->vkin[i];
+			const vsphere *v = &c->vaxis[i];
+			const float *a = c->x0[i];
+			float e[3];
 			bool in = true;
 			for (int k = 0; k < 3; k++) {
-				float a = c->x0[i][k], e = a + h * c->vbar[i][k];
-				in &= (!ended) | ((kb->lo0[k] == kb->lo1[k]) & (kb->hi0[k] == kb->hi1[k])); /* still boxes last */
-				float lo1 = kb->lo0[k] + f1 * (kb->lo1[k] - kb->lo0[k]), hi1 = kb->hi0[k] + f1 * (kb->hi1[k] - kb->hi0[k]);
-				in &= e - margin >= lo1 && e + margin <= hi1;
-				if (check_start) {
-					float lo0 = kb->lo0[k] + f0 * (kb->lo1[k] - kb->lo0[k]);
-					float hi0 = kb->hi0[k] + f0 * (kb->hi1[k] - kb->hi0[k]);
-					in &= a - start_margin >= lo0 && a + start_margin <= hi0;
-				}
+				e[k] = a[k] + h * c->vbar[i][k];
+				in &= (!ended) | (v->c0[k] == v->c1[k]); /* still boxes last */
 			}
+			in = in && ball_holds(v, c->vball[i], f1, e, margin);
+			in = in && (!check_start || ball_holds(v, c->vball[i], f0, a, start_margin));
 			c->escaped[i] = !in;
 			escaped += !in;
 		}
-#endif
 		t->counts[blk] = escaped;
 	}
 }
 
 /* Marks the vertices that have left the box the broad phase gave them, and returns how
  * many did.  A vertex stays covered while its current path, inflated by a few CCD gaps,
- * lies in its kinetic box: the start in the box at tau and the end in the box at tau + 1
- * (the set of (time, point) in the box is convex, so the whole linear path is then in
- * it; every pair that can come within CCD_GAP then has boxes that meet at one time, and
- * the candidates hold every pair the detection could find); and, with start_margin >= 0,
- * its start position with that margin around it (the contacts: a pair closer than its
- * separation, at most the pad, at the start has boxes that meet at tau when each holds
- * its start with half the pad around it).  Past the window's end only the vertices whose
- * boxes stand still can stay. */
+ * lies in the ball inside its kinetic box (ball_holds; the separating axes other than x,
+ * y and z rely on the ball, the trees on the box): the start in the ball at tau and the
+ * end in the ball at tau + 1 (the set of (time, point) in the ball is convex, so the
+ * whole linear path is then in it; every pair that can come within CCD_GAP then has
+ * balls that meet at one time, and the candidates hold every pair the detection could
+ * find); and, with start_margin >= 0, its start position with that margin around it
+ * (the contacts: a pair closer than its separation, at most the pad, at the start has
+ * balls that meet at tau when each holds its start with half the pad around it).  Past
+ * the window's end only the vertices whose boxes stand still can stay. */
 static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start_margin, float extra)
 {
 	/* at most 64 blocks, so that their counts fit on the stack */
