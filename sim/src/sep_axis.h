@@ -53,10 +53,11 @@ static inline void vsphere_set(vsphere *v, const float s0[3], const float s1[3],
  * ball_holds's float arithmetic puts the centre within 8 u |s| of the exact one per
  * coordinate (14 u |s| in all) and the distance within 5 u of its own (the difference,
  * the squares and sums, the radius less the margin and its square): a point it holds
- * lies within reach - margin - 4 u (|s| + reach) of the exact centre.  The cube's corners are fl(s -/+ reach) per axis, within u
- * (|s| + reach) of the exact s -/+ reach, so that point lies inside the float cube at
- * that time (the cube's faces and the ball's centre are both linear in time) and inside
- * the ball of radius reach that vsphere_set's radius is for. */
+ * lies within reach - margin - 4 u (|s| + reach) of the exact centre.  The cube's
+ * corners are fl(s -/+ reach) per axis, within u (|s| + reach) of the exact s -/+ reach,
+ * so that point lies inside the float cube at that time (the cube's faces and the ball's
+ * centre are both linear in time) and inside the ball of radius reach that vsphere_set's
+ * radius is for. */
 static inline float vsphere_ball(const float s0[3], const float s1[3], float reach)
 {
 	return reach - 0x1p-19f * (vsphere_size(s0, s1) + reach);
