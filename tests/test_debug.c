@@ -332,7 +332,8 @@ static bool boxes_meet(const double *alo, const double *ahi, const double *blo, 
 static keyset crossing_pairs(const vec4 *x0, const vec4 *x1, int n, const int *tris, int nt, const int *edges, int ne)
 {
 	keyset want = {malloc(sizeof(pair_key) * 64), 0};
-	double(*tlo)[3] = malloc(sizeof(double[3]) * (size_t)(nt + ne + n)), (*thi)[3] = malloc(sizeof(double[3]) * (size_t)(nt + ne + n));
+	const size_t boxes = (size_t)(nt + ne + n);
+	double(*tlo)[3] = malloc(sizeof(double[3]) * boxes), (*thi)[3] = malloc(sizeof(double[3]) * boxes);
 	if (!want.k || !tlo || !thi)
 		abort(); /* out of memory in a test */
 	for (int t = 0; t < nt; t++)
