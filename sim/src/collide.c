@@ -3879,13 +3879,20 @@ static int obstacle_vertex(sim_collide *c, const obstacle_motion *om, int i)
 	for (int j = 0; j < 3; j++)
 		b[j] = c->x0[i][j] + h * c->vbar[i][j];
 	float travel = glm_vec3_distance(a, b) + glm_vec3_distance((float *)p0, (float *)p1);
-	/* most of a cloth is far from a ball: that needs only the distances, not the normals
-	 * and rotations (the same values, so the same decision) */
-	if (om->plain_sphere && sim_obstacle_sphere_distance(ob, p0, a) > sep + travel &&
-	    sim_obstacle_sphere_distance(ob, p1, b) > sep)
-		return 0;
-	float d0 = sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
-	float d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	/* A ball needs only the distances, not the normals and rotations (the same values):
+	 * most of a cloth is far from it, and of a cloth lying on it the normal at the start
+	 * is needed only where the start is too close, the one at the end not yet (it is
+	 * taken again after the response). */
+	float d0, d1;
+	if (om->plain_sphere) {
+		d0 = sim_obstacle_sphere_distance(ob, p0, a);
+		d1 = sim_obstacle_sphere_distance(ob, p1, b);
+		if (d0 < sep)
+			sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
+	} else {
+		d0 = sim_obstacle_distance_in(ob, p0, (const double(*)[3])om->m0, a, n0);
+		d1 = sim_obstacle_distance_in(ob, p1, (const double(*)[3])om->m1, b, n1);
+	}
 	if (d0 > sep + travel && d1 > sep)
 		return 0; /* cannot have come near: distance is 1-Lipschitz */
 	if (c->log)
