@@ -170,29 +170,38 @@ static sim_world *zero_g_world(void)
 	return sim_world_create(&def);
 }
 
-/* Two 3 x 3 cloths 2 mm apart (less than their 3 mm separation), the upper one turned by
- * 20 degrees about y so that no two edges are parallel and no vertex lies above an edge
- * of the other; at rest, without gravity: nothing moves but the contacts. */
-static sim_world *two_grids(void)
+/* Two n x n cloths of the given side, "lower" with its corner at `lower` and "upper" at
+ * `upper`, turned by 20 degrees about y so that no two edges are parallel; without
+ * gravity. */
+static sim_world *crossed_grids(int n, float side, const float lower[3], const float upper[3])
 {
 	sim_world *w = zero_g_world();
 	if (!w)
 		return NULL;
 	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 3;
-	g.size_x = g.size_y = 0.2f;
+	g.nx = g.ny = n;
+	g.size_x = g.size_y = side;
 	g.name = "lower";
-	g.origin[0] = -0.1f, g.origin[1] = 0.0f, g.origin[2] = 0.1f;
+	for (int k = 0; k < 3; k++)
+		g.origin[k] = lower[k];
 	int a = sim_world_add_grid(w, &g);
 	const float c = 0.93969262f, s = 0.34202014f; /* cos and sin of 20 degrees */
 	g.name = "upper";
-	g.origin[0] = -0.083f, g.origin[1] = 0.002f, g.origin[2] = 0.087f;
+	for (int k = 0; k < 3; k++)
+		g.origin[k] = upper[k];
 	g.axis_u[0] = c, g.axis_u[1] = 0.0f, g.axis_u[2] = -s;
 	g.axis_v[0] = -s, g.axis_v[1] = 0.0f, g.axis_v[2] = -c;
 	int b = sim_world_add_grid(w, &g);
 	if (a != 0 || b != 1)
 		sim_world_destroy(&w);
 	return w;
+}
+
+/* Two 3 x 3 cloths 2 mm apart (less than their 3 mm separation), placed so that no
+ * vertex lies above an edge of the other; at rest: nothing moves but the contacts. */
+static sim_world *two_grids(void)
+{
+	return crossed_grids(3, 0.2f, (const float[3]){-0.1f, 0.0f, 0.1f}, (const float[3]){-0.083f, 0.002f, 0.087f});
 }
 
 
@@ -738,27 +747,11 @@ static void test_recording_changes_nothing(void)
 	same_with_and_without("pile", 300);
 }
 
-/* Two 41 x 41 sheets of 0.4 m, one 2 mm above the other and turned by 20 degrees, with
- * no gravity: about 80 000 candidate pairs between them at every substep (within one
- * flat sheet the broad phase keeps none). */
+/* Two 41 x 41 sheets of 0.4 m, one 2 mm above the other: about 80 000 candidate pairs
+ * between them at every substep (within one flat sheet the broad phase keeps none). */
 static sim_world *stacked_sheets(void)
 {
-	sim_world *w = zero_g_world();
-	if (!w)
-		return NULL;
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 41;
-	g.size_x = g.size_y = 0.4f;
-	g.origin[0] = -0.2f, g.origin[1] = 0.0f, g.origin[2] = 0.2f;
-	int a = sim_world_add_grid(w, &g);
-	const float c = 0.93969262f, s = 0.34202014f; /* cos and sin of 20 degrees */
-	g.origin[0] = -0.2f, g.origin[1] = 0.002f, g.origin[2] = 0.2f;
-	g.axis_u[0] = c, g.axis_u[1] = 0.0f, g.axis_u[2] = -s;
-	g.axis_v[0] = -s, g.axis_v[1] = 0.0f, g.axis_v[2] = -c;
-	int b = sim_world_add_grid(w, &g);
-	if (a != 0 || b != 1)
-		sim_world_destroy(&w);
-	return w;
+	return crossed_grids(41, 0.4f, (const float[3]){-0.2f, 0.0f, 0.2f}, (const float[3]){-0.2f, 0.002f, 0.2f});
 }
 
 /* More pairs than the cap: the log stops at SIM_DEBUG_MAX_PAIRS and says so, and the
