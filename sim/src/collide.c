@@ -193,8 +193,8 @@ struct sim_collide {
 	 * report them at every broad phase only to have most of their primitive pairs fall
 	 * to the sharing test; the broad phase skips them and tests this list's boxes. */
 	darray adj_vf, adj_ee; /* pair */
-	/* per edge-edge entry: which of ee_apart's axes last found it apart, tried first the
-	 * next time (a sheet's neighbours keep their layout, so mostly the same one works) */
+	/* per edge-edge entry: which of ee_apart_from's axes last found it apart, tried first
+	 * the next time (a sheet's neighbours keep their layout, so mostly the same one works) */
 	darray adj_hint;
 	/* CSR: triangle -> the neighbour-list entries it takes part in (vertex-face entries,
 	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
@@ -929,7 +929,6 @@ static inline bool kbox_overlap(const kbox *a, const kbox *b)
 	return r;
 #endif
 }
-
 
 /* Boxes that overlap along x, y and z often do not along the centroids' axis: in a sheet,
  * a triangle's box holds the vertices across its edges, and the two boxes of triangles
