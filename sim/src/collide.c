@@ -2055,66 +2055,62 @@ static bool dirty_pairs(sim_collide *c, const sim_world *w)
 	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
-/* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
- * changed, so neither has what they yield), in order, with their states and bounds; the
- * others go to old_vf and old_ee with their bounds, for the pairs found again
- * (carry_bounds).  False when out of memory. */
-static bool drop_dirty(sim_collide *c)
+/* One list's part of drop_dirty (ee: the edge-edge list, else the vertex-face one). */
+static void drop_dirty_list(sim_collide *c, bool ee)
 {
 	const unsigned char *dirty = c->tri_dirty.data;
-	const int *vt = c->vert_tri, *et = c->edge_tri.data;
-	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
-	    !reserve(&c->old_ee, sizeof(pair), c->ee.count) || !reserve(&c->old_ee_lb, sizeof(double), c->ee.count))
-		return false;
-	pair *vf = c->vf.data, *ee = c->ee.data, *ovf = c->old_vf.data, *oee = c->old_ee.data;
-	int *vs = c->vf_state.data, *es = c->ee_state.data;
-	double *vl = c->vf_lb.data, *el = c->ee_lb.data, *ovl = c->old_vf_lb.data, *oel = c->old_ee_lb.data;
+	const int *owner = ee ? c->edge_tri.data : c->vert_tri;
+	darray *list = ee ? &c->ee : &c->vf, *old = ee ? &c->old_ee : &c->old_vf;
+	pair *cur = list->data, *gone_to = old->data;
+	int *state = ee ? c->ee_state.data : c->vf_state.data;
+	double *lb = ee ? c->ee_lb.data : c->vf_lb.data, *old_lb = ee ? c->old_ee_lb.data : c->old_vf_lb.data;
 	/* In a fold a quarter may go, at random: every candidate is written to both lists
 	 * and kept by the counts alone, without a branch. */
 	/* the neighbour list's run [adj_lo, adj_hi) keeps its order; its new bounds are the
 	 * kept counts at its old ones */
-	int n = 0, m = 0, lo = c->adj_lo[0], hi = c->adj_hi[0];
-	for (int q = 0; q < c->vf.count; q++) {
+	const int k = ee ? 1 : 0, count = list->count, lo = c->adj_lo[k], hi = c->adj_hi[k];
+	int n = 0, m = 0;
+	for (int q = 0; q < count; q++) {
 		if (q == lo)
-			c->adj_lo[0] = n;
+			c->adj_lo[k] = n;
 		if (q == hi)
-			c->adj_hi[0] = n;
-		pair p = vf[q];
-		int st = vs[q];
-		double lb = vl[q];
-		bool gone = dirty[vt[p.a]] | dirty[p.b];
-		ovf[m] = p, ovl[m] = lb;
-		vf[n] = p, vs[n] = st, vl[n] = lb;
+			c->adj_hi[k] = n;
+		pair p = cur[q];
+		int st = state[q];
+		double b = lb[q];
+		/* a vertex-face pair's triangles: the vertex's owner and the face; an edge pair's:
+		 * the edges' owners */
+		bool gone = dirty[owner[p.a]] | dirty[ee ? owner[p.b] : p.b];
+		gone_to[m] = p, old_lb[m] = b;
+		cur[n] = p, state[n] = st, lb[n] = b;
 		m += gone;
 		n += !gone;
 	}
-	if (hi == c->vf.count)
-		c->adj_hi[0] = n;
-	if (lo == c->vf.count)
-		c->adj_lo[0] = n;
-	c->vf.count = n;
-	c->old_vf.count = m;
-	n = m = 0, lo = c->adj_lo[1], hi = c->adj_hi[1];
-	for (int q = 0; q < c->ee.count; q++) {
-		if (q == lo)
-			c->adj_lo[1] = n;
-		if (q == hi)
-			c->adj_hi[1] = n;
-		pair p = ee[q];
-		int st = es[q];
-		double lb = el[q];
-		bool gone = dirty[et[p.a]] | dirty[et[p.b]];
-		oee[m] = p, oel[m] = lb;
-		ee[n] = p, es[n] = st, el[n] = lb;
-		m += gone;
-		n += !gone;
-	}
-	if (hi == c->ee.count)
-		c->adj_hi[1] = n;
-	if (lo == c->ee.count)
-		c->adj_lo[1] = n;
-	c->ee.count = n;
-	c->old_ee.count = m;
+	if (hi == count)
+		c->adj_hi[k] = n;
+	if (lo == count)
+		c->adj_lo[k] = n;
+	list->count = n;
+	old->count = m;
+}
+
+static void drop_dirty_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	for (int k = start; k < end; k++)
+		drop_dirty_list(ctx, k == 1);
+}
+
+/* Keeps the candidates of triangle pairs with no dirty triangle (their boxes have not
+ * changed, so neither has what they yield), in order, with their states and bounds; the
+ * others go to old_vf and old_ee with their bounds, for the pairs found again
+ * (carry_bounds).  The two lists at once, on two workers.  False when out of memory. */
+static bool drop_dirty(sim_collide *c, const sim_world *w)
+{
+	if (!reserve(&c->old_vf, sizeof(pair), c->vf.count) || !reserve(&c->old_vf_lb, sizeof(double), c->vf.count) ||
+	    !reserve(&c->old_ee, sizeof(pair), c->ee.count) || !reserve(&c->old_ee_lb, sizeof(double), c->ee.count))
+		return false;
+	sim_parallel_for(w, drop_dirty_range, 2, 1, c);
 	c->old_adj_lo[0] = c->old_adj_hi[0] = c->old_adj_lo[1] = c->old_adj_hi[1] = 0; /* the dropped have no run */
 	return true;
 }
@@ -2246,7 +2242,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int old_vf = 0, old_ee = 0;
-	if (!drop_dirty(c))
+	if (!drop_dirty(c, w))
 		return false;
 	old_vf = c->new_vf = c->vf.count;
 	old_ee = c->new_ee = c->ee.count;
