@@ -369,6 +369,89 @@ static void test_rejects_bad_input(void)
 	CHECK(w == NULL);
 }
 
+/* A scheduler without threads for sim's task callbacks: every loop in ranges of exactly
+ * min_range items, last range first, each under its own worker index (as test_parallel's). */
+typedef struct backwards {
+	int workers;
+	long loops;
+	int largest;
+} backwards;
+
+static void *backwards_enqueue(sim_task_fn *task, int count, int min_range, void *task_ctx, void *user)
+{
+	backwards *b = user;
+	b->loops++;
+	b->largest = count > b->largest ? count : b->largest;
+	int ranges = (count + min_range - 1) / min_range;
+	for (int r = ranges - 1; r >= 0; r--) {
+		int start = r * min_range, end = start + min_range < count ? start + min_range : count;
+		task(start, end, r % b->workers, task_ctx);
+	}
+	return b;
+}
+
+static void backwards_finish(void *handle, void *user) { CHECK(handle == user); }
+
+/* A large grid's forces in ranges of rows (sim_forces_timed with task callbacks, each
+ * range recomputing the springs of the two rows before it) are those of the grid in one
+ * pass (sim_compute_forces), bit for bit, for any number of ranges; and near the ranges'
+ * first rows, where the springs ending there come from the recomputed rows, they are
+ * the forces summed spring by spring over the incidence list (sim_vertex_force). */
+static void test_grid_forces_in_row_ranges(void)
+{
+	sim_world_def def = sim_world_def_default();
+	def.air_damping = 0.3f;
+	sim_world *w = sim_world_create(&def);
+	REQUIRE(w);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = 97, g.ny = 71; /* 6887 vertices: split */
+	g.material.stiffness[0] = 80.0f, g.material.stiffness[1] = 30.0f, g.material.stiffness[2] = 3.0f;
+	g.material.damping[0] = 0.2f, g.material.damping[1] = 0.1f, g.material.damping[2] = 0.05f;
+	g.material.anchor_stiffness = 2.0f;
+	REQUIRE(sim_world_add_grid(w, &g) == 0);
+	const int n = sim_world_vertex_count(w);
+	uint32_t seed = 12345u;
+	for (int i = 0; i < n; i++) {
+		vec3 p, v;
+		for (int c = 0; c < 3; c++) {
+			seed = seed * 1664525u + 1013904223u;
+			p[c] = w->x[i][c] + 0.004f * ((float)(seed >> 8) / 16777216.0f - 0.5f);
+			seed = seed * 1664525u + 1013904223u;
+			v[c] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+		}
+		REQUIRE(sim_world_set_vertex(w, i, p, v) == SIM_OK);
+	}
+	REQUIRE(sim_world_set_point_force(w, 3 * g.nx + 5, (vec3){0.5f, -1.0f, 0.25f}) == SIM_OK);
+	static vec4 ref[97 * 71], f[97 * 71];
+	sim_compute_forces(w, w->x, w->v, ref);
+	for (int workers = 2; workers <= 5; workers++) {
+		backwards b = {.workers = workers};
+		sim_world_def d = *sim_world_get_def(w);
+		d.worker_count = workers;
+		d.enqueue_task = backwards_enqueue;
+		d.finish_task = backwards_finish;
+		d.user_task_context = &b;
+		REQUIRE(sim_world_set_def(w, &d) == SIM_OK);
+		memset(f, 0xff, sizeof f);
+		sim_forces_timed(w, w->x, w->v, f);
+		CHECK_MSG(memcmp(f, ref, sizeof f) == 0, "%d workers: the split forces differ", workers);
+		CHECK_MSG(b.loops >= 2 && b.largest == n, "%d workers: %ld loops, largest %d", workers, b.loops, b.largest);
+		/* each range's first two rows, against the spring-by-spring sum */
+		const int rows = (g.ny + workers - 1) / workers;
+		for (int j0 = rows; j0 < g.ny; j0 += rows)
+			for (int j = j0; j < j0 + 2 && j < g.ny; j++)
+				for (int i = 0; i < g.nx; i++) {
+					const int a = j * g.nx + i;
+					vec3 e;
+					sim_vertex_force(w, a, w->x, w->v, e);
+					for (int c = 0; c < 3; c++)
+						CHECK_MSG(fabsf(f[a][c] - e[c]) <= 1e-4f * (1.0f + fabsf(e[c])), "%d workers, vertex %d: %g, %g",
+						          workers, a, (double)f[a][c], (double)e[c]);
+				}
+	}
+	sim_world_destroy(&w);
+}
+
 static const test_case tests[] = {
 	TEST(test_spring_forces),
 	TEST(test_wind_drag_and_lift),
@@ -381,5 +464,6 @@ static const test_case tests[] = {
 	TEST(test_attachment_holds_weight),
 	TEST(test_tetrahedron_returns_to_rest),
 	TEST(test_rejects_bad_input),
+	TEST(test_grid_forces_in_row_ranges),
 };
 TEST_MAIN(tests)

@@ -166,35 +166,33 @@ static void row_finish_no_point(vec4 *restrict f, const float *restrict mass, co
 	}
 }
 
-/* A grid's forces, row by row.  Each family's spring forces for row j go to a buffer
- * indexed by the column of the spring's first vertex, zero where no spring starts, with
- * two zero columns on each side.  Three rows of buffers are kept, so once row j is
- * computed every spring touching row j is known: vertex (i, j) gets +B_f[j][i] from the
- * springs it starts and -B_f[j - dj][i - di] from those it ends, with no scattered
- * read-modify-write and every access contiguous. */
+/* Padding either side of a ring row (see grid_forces). */
 #define GRID_PAD 2
 
-static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, vec4 *f, float c)
+/* Rows [j0, j1) of a grid's forces from the planes of x and v (already filled, with their
+ * zero tails), ring being this call's own buffers (world.c's row layout).  The springs of
+ * the two rows before j0 are computed too, into the ring, for the vertices of rows j0 and
+ * j0 + 1 they end at (bend springs reach two rows): each row's springs are the same
+ * arithmetic whichever call computes them, so any split of the rows gives the bits of
+ * the whole grid in one call. */
+static void grid_rows(const sim_world *w, const sim_object *o, const vec4 *v, vec4 *f, float c, float *ring, int j0,
+                      int j1)
 {
-	int nx = o->grid_nx, ny = o->grid_ny, n = o->vertex_count, ps = w->plane_stride;
+	int nx = o->grid_nx, ny = o->grid_ny, ps = w->plane_stride;
 	int blocks = (nx + SIM_BLOCK - 1) / SIM_BLOCK;
 	int stride = blocks * SIM_BLOCK + 2 * GRID_PAD; /* floats per buffer row */
 	float *p = w->planes;
 	float *px = p, *py = p + ps, *pz = p + 2 * ps, *pvx = p + 3 * ps, *pvy = p + 4 * ps, *pvz = p + 5 * ps;
-	sim_to_planes(x + o->first_vertex, px, py, pz, n);
-	sim_to_planes(v + o->first_vertex, pvx, pvy, pvz, n);
-	for (int k = 0; k < 6; k++) /* the kernel reads up to 2 + SIM_BLOCK floats past a plane */
-		memset(p + k * ps + n, 0, sizeof(float) * SIM_PLANE_TAIL);
 	/* ring[slot][family][component] rows, the three output planes, and a zero row
 	 * standing for the rows before the first */
-	float *ring = w->row, *out = ring + 3 * SIM_GRID_FAMILIES * 3 * stride;
+	float *out = ring + 3 * SIM_GRID_FAMILIES * 3 * stride;
 	float *zero = out + 3 * nx + GRID_PAD;
 #define BUF(slot, fam, comp) (ring + (((slot) * SIM_GRID_FAMILIES + (fam)) * 3 + (comp)) * stride + GRID_PAD)
 	memset(ring, 0, sizeof(float) * 3 * SIM_GRID_FAMILIES * 3 * (size_t)stride);
 	memset(zero - GRID_PAD, 0, sizeof(float) * (size_t)stride);
 	const float *g = w->def.gravity;
 	int first = o->first_vertex;
-	for (int j = 0; j < ny; j++) {
+	for (int j = j0 - 2 > 0 ? j0 - 2 : 0; j < j1; j++) {
 		int slot = j % 3;
 		for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
 			const sim_grid_family *fam = &o->families[k];
@@ -218,6 +216,8 @@ static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, 
 					b[comp][i] = 0.0f;
 			}
 		}
+		if (j < j0)
+			continue;
 		for (int comp = 0; comp < 3; comp++) {
 			const float *bs[SIM_GRID_FAMILIES];
 			for (int k = 0; k < SIM_GRID_FAMILIES; k++) {
@@ -237,6 +237,68 @@ static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, 
 			row_finish_no_point(f + row0, w->mass + row0, v + row0, out, out + nx, out + 2 * nx, nx, g[0], g[1], g[2], c);
 	}
 #undef BUF
+}
+
+/* The planes of x and v with the kernel's zero tails. */
+static void grid_planes(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, int lo, int hi)
+{
+	int n = o->vertex_count, ps = w->plane_stride;
+	float *p = w->planes;
+	const vec4 *xo = x + o->first_vertex, *vo = v + o->first_vertex;
+	sim_to_planes(xo + lo, p + lo, p + ps + lo, p + 2 * ps + lo, hi - lo);
+	sim_to_planes(vo + lo, p + 3 * ps + lo, p + 4 * ps + lo, p + 5 * ps + lo, hi - lo);
+	if (hi == n)
+		for (int k = 0; k < 6; k++) /* the kernel reads up to 2 + SIM_BLOCK floats past a plane */
+			memset(p + k * ps + n, 0, sizeof(float) * SIM_PLANE_TAIL);
+}
+
+/* A grid's forces, row by row.  Each family's spring forces for row j go to a buffer
+ * indexed by the column of the spring's first vertex, zero where no spring starts, with
+ * two zero columns on each side.  Three rows of buffers are kept, so once row j is
+ * computed every spring touching row j is known: vertex (i, j) gets +B_f[j][i] from the
+ * springs it starts and -B_f[j - dj][i - di] from those it ends, with no scattered
+ * read-modify-write and every access contiguous. */
+static void grid_forces(const sim_world *w, const sim_object *o, const vec4 *x, const vec4 *v, vec4 *f, float c)
+{
+	grid_planes(w, o, x, v, 0, o->vertex_count);
+	grid_rows(w, o, v, f, c, w->row, 0, o->grid_ny);
+}
+
+/* A large grid's forces through the world's task callbacks: the planes in ranges of
+ * vertices, then the rows in as many ranges as workers, each with its worker's own ring
+ * (grid_rows).  Below this many vertices the grid stays on the caller: the 33 x 33 pile's
+ * forces take about 13 us, a hand-out a few. */
+#define PARALLEL_FORCES_MIN 4096
+
+typedef struct grid_task {
+	const sim_world *w;
+	const sim_object *o;
+	const vec4 *x, *v;
+	vec4 *f;
+	float c;
+	float *rings;
+	size_t ring_floats;
+} grid_task;
+
+static void planes_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const grid_task *t = ctx;
+	grid_planes(t->w, t->o, t->x, t->v, start, end);
+}
+
+static void rows_range(int start, int end, int worker, void *ctx)
+{
+	const grid_task *t = ctx;
+	grid_rows(t->w, t->o, t->v, t->f, t->c, t->rings + (size_t)worker * t->ring_floats, start, end);
+}
+
+/* world.c's ring size for grids up to nx wide. */
+static size_t ring_floats(int nx)
+{
+	size_t blocks = ((size_t)nx + SIM_BLOCK - 1) / SIM_BLOCK * SIM_BLOCK;
+	size_t stride = blocks + 4;
+	return 54 * stride + 3 * (size_t)nx + stride;
 }
 
 static void list_spring_forces(const sim_world *w, int first, int end, const vec4 *restrict x,
@@ -333,12 +395,19 @@ static void body_kernel(const float *restrict mass, const vec4 *restrict v, cons
  * grid computes all of it in its row pass; a mesh gets the body forces, then its
  * spring list scattered on top. */
 static void object_forces(const sim_world *w, const vec4 *restrict x, const vec4 *restrict v, vec4 *restrict f,
-                          bool anchors_and_air)
+                          bool anchors_and_air, float *rings)
 {
 	const float *g = w->def.gravity;
 	float c = anchors_and_air ? w->def.air_damping : 0.0f;
 	for (int i = 0; i < w->object_count; i++) {
 		const sim_object *o = &w->objects[i];
+		if (o->grid_nx && rings && o->vertex_count >= PARALLEL_FORCES_MIN) {
+			grid_task t = {w, o, x, v, f, c, rings, ring_floats(w->row_capacity)};
+			const int workers = w->def.worker_count;
+			sim_parallel_for(w, planes_range, o->vertex_count, (o->vertex_count + workers - 1) / workers, &t);
+			sim_parallel_for(w, rows_range, o->grid_ny, (o->grid_ny + workers - 1) / workers, &t);
+			continue;
+		}
 		if (o->grid_nx) {
 			grid_forces(w, o, x, v, f, c);
 			continue;
@@ -420,13 +489,13 @@ void sim_add_wind_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 
 
 void sim_compute_forces(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 {
-	object_forces(w, x, v, f, true);
+	object_forces(w, x, v, f, true, NULL);
 	sim_add_wind_forces(w, x, v, f);
 }
 
 void sim_compute_forces_no_anchor(const sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 {
-	object_forces(w, x, v, f, false);
+	object_forces(w, x, v, f, false, NULL);
 	sim_add_wind_forces(w, x, v, f);
 }
 
@@ -491,10 +560,28 @@ void sim_vertex_force(sim_world *w, int i, const vec4 *x, const vec4 *v, vec3 ou
 	}
 }
 
+/* The per-worker rings of the parallel grid forces, or NULL where they would not be used
+ * (or could not be had: the serial kernel then does the same work). */
+static float *worker_rings(sim_world *w)
+{
+	if (!w->def.enqueue_task || w->def.worker_count <= 1 || w->row_capacity <= 0)
+		return NULL;
+	const size_t need = ring_floats(w->row_capacity) * (size_t)w->def.worker_count;
+	if (need > w->worker_rows_floats) {
+		float *q = realloc(w->worker_rows, sizeof(float) * need);
+		if (!q)
+			return NULL;
+		w->worker_rows = q;
+		w->worker_rows_floats = need;
+	}
+	return w->worker_rows;
+}
+
 void sim_forces_timed(sim_world *w, const vec4 *x, const vec4 *v, vec4 *f)
 {
 	int64_t t0 = sim_now_ns();
-	sim_compute_forces(w, x, v, f);
+	object_forces(w, x, v, f, true, worker_rings(w));
+	sim_add_wind_forces(w, x, v, f);
 	w->stats.stage_us[SIM_STAGE_FORCES] += (double)(sim_now_ns() - t0) * 1e-3;
 }
 

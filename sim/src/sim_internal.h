@@ -183,6 +183,8 @@ struct sim_world {
 	int plane_stride;     /* capacity + SIM_PLANE_TAIL */
 	float *row;           /* 3 * row_capacity floats */
 	int row_capacity;
+	float *worker_rows;   /* sim_forces_timed's grid rows on many workers: a ring per worker */
+	size_t worker_rows_floats;
 	vec4 *tmp_x, *tmp_v;  /* stage states for midpoint and RK4 */
 	vec4 *acc_x, *acc_v;  /* RK4 accumulators */
 	vec4 *kang_dv;        /* Kang: the last step's velocity change */

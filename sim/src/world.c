@@ -237,7 +237,7 @@ void sim_world_destroy(sim_world **world)
 	sim_world *w = *world;
 	void *arrays[] = {w->x, w->v, w->x_prev, w->rest, w->ext_force, w->vc, w->presc_v, w->f, w->tmp_x,
 	                  w->tmp_v, w->acc_x, w->acc_v, w->kang_dv, w->save_x, w->save_v, w->planes,
-	                  w->row, w->save_presc_v, w->mass, w->inv_mass, w->anchor_kd, w->kang_k, w->kang_kd, w->flags,
+	                  w->row, w->worker_rows, w->save_presc_v, w->mass, w->inv_mass, w->anchor_kd, w->kang_k, w->kang_kd, w->flags,
 	                  w->save_flags, w->owner, w->constrained, w->springs, w->triangles, w->local_triangles, w->objects,
 	                  w->blocks, w->attachments, w->inc_start, w->inc_spring};
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
