@@ -1403,12 +1403,14 @@ static void dirty_box_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const refresh_task *t = ctx;
-	const int *et = t->b.c->edge_tri.data;
+	const tri_own *own = t->b.c->own.data;
 	for (int k = start; k < end; k++) {
-		if (k < t->nd)
-			triangle_box(t->b.c, t->list[k]);
-		else if (t->dirty[et[k - t->nd]]) /* an edge's owner holds both its vertices */
-			edge_box(t->b.c, k - t->nd);
+		/* the edges whose box changed are those of a dirty triangle (every triangle with
+		 * an escaped vertex is dirty), each once through the triangle that owns it */
+		const tri_own *o = &own[t->list[k]];
+		triangle_box(t->b.c, t->list[k]);
+		for (int j = 0; j < o->ne; j++)
+			edge_box(t->b.c, o->e[j]);
 	}
 }
 
@@ -2219,7 +2221,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	if (start_margin >= 0.0f && c->tau + 1 < c->window)
 		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
-	int nt = c->tris.count, ne = c->edges.count;
+	int nt = c->tris.count;
 	unsigned char *dirty = c->tri_dirty.data;
 	int *list = c->dirty_list.data, nd = scan_dirty(c, w);
 	if (nd < 0)
@@ -2236,7 +2238,7 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	st->refreshed_triangles += nd;
 	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
 	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
-	sim_parallel_for(w, dirty_box_range, nd + ne, BOX_RANGE, &rt);
+	sim_parallel_for(w, dirty_box_range, nd, BOX_RANGE, &rt);
 	if (!fit_dirty_trees(c, w, dirty))
 		return false;
 	int64_t t1 = sim_now_ns();
