@@ -149,7 +149,7 @@ struct sim_collide {
 	darray x0d;      /* double[3]: x0 in double, for the contact search */
 	vec4 *vbar;      /* mean velocity over the substep */
 	vec4 *vbar_in;   /* vbar as the integrator left it, for the velocity update */
-	vec4 *vbar_pre;  /* vbar before the last obstacle pass, to see which vertices it moved */
+	vec4 *vbar_pre;  /* vbar before a held obstacle pass, of the vertices it did not skip */
 	float *held_w;   /* the inverse mass of a vertex held by hold_obstacle_moves (else 0) */
 	vec4 *acc;       /* contact impulses of one sweep (xyz) and their count (w) */
 	float *sep;      /* half the separation this vertex's owner keeps (cloth t / 2, obstacle t) */
@@ -4021,6 +4021,7 @@ typedef struct obstacle_task {
 	int n;            /* cloth vertices */
 	bool first, last; /* the pass's first and last obstacle */
 	bool again;       /* an earlier pass of this substep left obst_clean and vbar_obst */
+	bool save;        /* keep vbar in vbar_pre for the vertices not skipped (hold_obstacle_moves) */
 	int *touched;     /* per block */
 } obstacle_task;
 
@@ -4041,6 +4042,8 @@ static int obstacle_block(const obstacle_task *t, int first, int last)
 		}
 		if (c->obst_skip[i])
 			continue;
+		if (t->save && t->first)
+			glm_vec4_copy(c->vbar[i], c->vbar_pre[i]);
 		if (c->x0[i][3] != 0.0f) {
 			int k = obstacle_vertex(c, t->om, i);
 			c->obst_clean[i] &= k == 0;
@@ -4069,7 +4072,7 @@ static void obstacle_range(int start, int end, int worker, void *ctx)
  * so blocks of vertices run in parallel (but in order while the debug log records).
  * With again, only the vertices whose mean velocity changed since the substep's last
  * pass, or that it changed (obstacle_block).  Returns the number of changes made. */
-static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again)
+static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again, bool save)
 {
 	int touched = 0;
 	int nblocks = (w->n + OBSTACLE_BLOCK - 1) / OBSTACLE_BLOCK;
@@ -4099,7 +4102,7 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again
 		om.plain_sphere = ob->def.shape == SIM_SHAPE_SPHERE && memcmp(om.m0, identity, sizeof identity) == 0 &&
 		                  memcmp(om.m1, identity, sizeof identity) == 0;
 		/* the debug log records every vertex that comes near, so it skips none */
-		obstacle_task task = {c, &om, w->n, k == first_k, k == last_k, again && !c->log, counts};
+		obstacle_task task = {c, &om, w->n, k == first_k, k == last_k, again && !c->log, save, counts};
 		if (c->log || !counts) {
 			touched += obstacle_block(&task, 0, w->n);
 			continue;
@@ -4176,14 +4179,16 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 	bool failed = false;
 	for (int round = 0;; round++) {
 		int64_t t0 = sim_now_ns();
-		memcpy(c->vbar_pre, c->vbar, sizeof(vec4) * (size_t)n);
-		int touched = obstacle_pass(c, w, h, true);
+		/* the pass keeps vbar_pre for the vertices it does not skip; a skipped one it
+		 * leaves as it was */
+		int touched = obstacle_pass(c, w, h, true, true);
 		st->contacts += touched;
 		moved = 0;
 		if (touched) {
 			c->clock++; /* one stamp for every vertex the pass moved */
 			for (int i = 0; i < n; i++) {
-				if (c->x0[i][3] == 0.0f || memcmp(c->vbar_pre[i], c->vbar[i], sizeof(float) * 3) == 0)
+				if (c->x0[i][3] == 0.0f || c->obst_skip[i] ||
+				    memcmp(c->vbar_pre[i], c->vbar[i], sizeof(float) * 3) == 0)
 					continue;
 				c->held_w[i] = c->x0[i][3];
 				c->x0[i][3] = 0.0f;
@@ -4273,7 +4278,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	 * phase, that pass took about 4 000 vertices out of their new boxes at every frame,
 	 * and the first sweep's refresh redid a fifth of the triangles. */
 	int64_t t0 = sim_now_ns();
-	st->contacts += obstacle_pass(c, w, h, false);
+	st->contacts += obstacle_pass(c, w, h, false, false);
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
 	if (!refresh_candidates(c, w, h, pad, start_margin, st))
 		return SIM_ERROR_OUT_OF_MEMORY;
