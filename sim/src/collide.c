@@ -687,6 +687,7 @@ static void gather_range(int start, int end, int worker, void *ctx)
 		for (int k = 0; k < 3; k++)
 			c->vbar[i][k] = (w->x[i][k] - w->x_start[i][k]) / t->h;
 		c->vbar[i][3] = 0.0f;
+		glm_vec4_copy(c->vbar[i], c->vbar_in[i]);
 		c->sep[i] = 0.5f * o->material.thickness;
 		c->mu[i] = o->material.friction;
 	}
@@ -719,7 +720,8 @@ static void gather(sim_collide *c, sim_world *w, float h)
 		}
 		base += ob->vertex_count;
 	}
-	memcpy(c->vbar_in, c->vbar, sizeof(vec4) * (size_t)c->nv);
+	/* the cloth's vbar_in came with gather_range */
+	memcpy(c->vbar_in + w->n, c->vbar + w->n, sizeof(vec4) * (size_t)(c->nv - w->n));
 }
 
 /* The bodies of the collision vertices and the pair table, when the world has pair
