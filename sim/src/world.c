@@ -1111,13 +1111,28 @@ static bool check_state(sim_world *w)
 /* Rollback keeps x and v; the Verlet/MRA history and Kang's prediction are rebuilt
  * from them afterwards, and the constraint state is saved only while velocity blocks
  * are pending (nothing else changes it inside a step). */
+/* Copies of per-vertex vec4 arrays in ranges of vertices: a large cloth's state is
+ * several hundred kilobytes an array, copied at every step on the stepping thread. */
+typedef struct copy_task {
+	vec4 *dst[2];
+	const vec4 *src[2];
+	int arrays;
+} copy_task;
+
+static void copy_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const copy_task *t = ctx;
+	for (int a = 0; a < t->arrays; a++)
+		memcpy(t->dst[a] + start, t->src[a] + start, sizeof(vec4) * (size_t)(end - start));
+}
+
 static void save_state(sim_world *w, bool constraints)
 {
-	size_t bytes = sizeof(vec4) * (size_t)w->n;
-	memcpy(w->save_x, w->x, bytes);
-	memcpy(w->save_v, w->v, bytes);
+	copy_task t = {{w->save_x, w->save_v}, {w->x, w->v}, 2};
+	sim_parallel_for(w, copy_range, w->n, 4096, &t);
 	if (constraints) {
-		memcpy(w->save_presc_v, w->presc_v, bytes);
+		memcpy(w->save_presc_v, w->presc_v, sizeof(vec4) * (size_t)w->n);
 		memcpy(w->save_flags, w->flags, (size_t)w->n);
 	}
 }
@@ -1301,8 +1316,10 @@ static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext,
 		int64_t t_start = sim_now_ns();
 		double forces_before = st->stage_us[SIM_STAGE_FORCES];
 		apply_constraints(w, t0 + (double)dt * s / substeps, h);
-		if (colliding)
-			memcpy(w->x_start, w->x, sizeof(vec4) * (size_t)w->n);
+		if (colliding) {
+			copy_task t = {{w->x_start}, {w->x}, 1};
+			sim_parallel_for(w, copy_range, w->n, 4096, &t);
+		}
 		sim_integrator integ = w->def.integrator;
 		bool strain_done = false; /* the external integrator limited the strain itself */
 		if ((integ == SIM_VERLET || integ == SIM_MRA) && (!w->history_valid || w->history_h != h))
