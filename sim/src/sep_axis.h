@@ -167,35 +167,37 @@ static inline __m128 lane_sums(__m128 q0, __m128 q1, __m128 q2, __m128 q3)
 
 static inline __m128 end_of(const vsphere *v, int e) { return _mm_load_ps(e ? v->c1 : v->c0); }
 
-/* apart_along for one vertex a against three b (a vertex and a triangle), ... */
-static inline bool apart_1_3(const vsphere *vs, int a, const int *b, const float m[3])
+/* apart_along for four vertices v, the first na (1 or 2) of them a's, the others b's:
+ * all four reaches at an end in one vector, then every a-lane against every b-lane. */
+static inline bool apart_4(const vsphere *vs, const int v[4], int na, const float m[3])
 {
 	__m128 up, down;
 	axis_vectors(m, &up, &down);
 	int ok = 0xf;
 	for (int e = 0; e < 2; e++) {
-		__m128 s = lane_sums(_mm_mul_ps(end_of(&vs[a], e), up), _mm_mul_ps(end_of(&vs[b[0]], e), down),
-		                     _mm_mul_ps(end_of(&vs[b[1]], e), down), _mm_mul_ps(end_of(&vs[b[2]], e), down));
-		__m128 lhs = _mm_shuffle_ps(s, s, _MM_SHUFFLE(0, 0, 0, 0)), rhs = _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 2, 1, 1));
+		__m128 s = lane_sums(_mm_mul_ps(end_of(&vs[v[0]], e), up), _mm_mul_ps(end_of(&vs[v[1]], e), na > 1 ? up : down),
+		                     _mm_mul_ps(end_of(&vs[v[2]], e), down), _mm_mul_ps(end_of(&vs[v[3]], e), down));
+		__m128 lhs = na > 1 ? _mm_shuffle_ps(s, s, _MM_SHUFFLE(1, 1, 0, 0)) : _mm_shuffle_ps(s, s, _MM_SHUFFLE(0, 0, 0, 0));
+		__m128 rhs = na > 1 ? _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 2, 3, 2)) : _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 2, 1, 1));
 		ok &= _mm_movemask_ps(_mm_cmplt_ps(lhs, rhs));
 	}
 	return ok == 0xf;
 }
 
-/* ... and for two against two (two edges). */
+/* ... for one vertex a against three b (a vertex and a triangle), two against two (two
+ * edges) ... */
+static inline bool apart_1_3(const vsphere *vs, int a, const int *b, const float m[3])
+{
+	const int v[4] = {a, b[0], b[1], b[2]};
+	return apart_4(vs, v, 1, m);
+}
+
 static inline bool apart_2_2(const vsphere *vs, const int *a, const int *b, const float m[3])
 {
-	__m128 up, down;
-	axis_vectors(m, &up, &down);
-	int ok = 0xf;
-	for (int e = 0; e < 2; e++) {
-		__m128 s = lane_sums(_mm_mul_ps(end_of(&vs[a[0]], e), up), _mm_mul_ps(end_of(&vs[a[1]], e), up),
-		                     _mm_mul_ps(end_of(&vs[b[0]], e), down), _mm_mul_ps(end_of(&vs[b[1]], e), down));
-		__m128 lhs = _mm_shuffle_ps(s, s, _MM_SHUFFLE(1, 1, 0, 0)), rhs = _mm_shuffle_ps(s, s, _MM_SHUFFLE(3, 2, 3, 2));
-		ok &= _mm_movemask_ps(_mm_cmplt_ps(lhs, rhs));
-	}
-	return ok == 0xf;
+	const int v[4] = {a[0], a[1], b[0], b[1]};
+	return apart_4(vs, v, 2, m);
 }
+
 /* ... and for three against three (two triangles): lanes a0 a1 a2 b0, then b1 b2 (the
  * last two lanes repeat b2). */
 static inline bool apart_3_3(const vsphere *vs, const int *a, const int *b, const float m[3])
