@@ -145,6 +145,8 @@ typedef struct bench_options {
 	bool allow_threads; /* --threads N and --clock are accepted */
 	int threads;
 	bool cpu_clock;     /* --clock cpu */
+	bool allow_case;    /* --case NAME is accepted */
+	const char *only;   /* --case NAME: that case alone */
 } bench_options;
 
 /* --csv FILE and --seconds T for every benchmark; --sizes and --dt where allowed. */
@@ -172,6 +174,8 @@ static int parse_bench_options(int argc, char **argv, bench_options *o, bool siz
 			if (!cli_parse_int(val, 1, SIM_MAX_WORKERS, &v))
 				return cli_usage_error("bench", "--threads: '%s' is not a count in [1, %d]", val, SIM_MAX_WORKERS);
 			o->threads = (int)v;
+		} else if (o->allow_case && strcmp(a, "--case") == 0) {
+			o->only = val;
 		} else if (sizes_and_dt && strcmp(a, "--dt") == 0) {
 			if (!cli_parse_double(val, &o->dt) || o->dt <= 0.0 || o->dt > 1.0)
 				return cli_usage_error("bench", "--dt: '%s' is not a step in (0, 1]", val);
@@ -337,15 +341,56 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	return done == n ? EXIT_TELA_OK : EXIT_TELA_BLOWUP;
 }
 
+/* The pile scene: 33 x 33, self-colliding, dt = 1 ms, `seconds` simulated. */
+static int bench_pile(double seconds, FILE *csv, task_pool *pool)
+{
+	sim_world *w = scn_create("pile");
+	if (!w)
+		return EXIT_TELA_IO;
+	int rc = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv, pool);
+	sim_world_destroy(&w);
+	return rc;
+}
+
+/* A 1.2 m, 129 x 129 cloth dropped onto a 0.35 m ball on the floor, one implicit step per
+ * 1/90 s frame, a third of `seconds` simulated. */
+static int bench_drape(double seconds, FILE *csv, task_pool *pool)
+{
+	sim_world_def def = sim_world_def_default();
+	def.integrator = SIM_IMPLICIT;
+	def.air_damping = 0.1f;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return EXIT_TELA_IO;
+	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
+	ball.radius = 0.35f;
+	ball.position[1] = 0.35f;
+	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 129;
+	g.size_x = g.size_y = 1.2f;
+	g.origin[0] = -0.6f, g.origin[1] = 1.0f, g.origin[2] = -0.6f;
+	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
+	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
+	int rc = EXIT_TELA_IO;
+	if (sim_world_add_obstacle(w, &floor) >= 0 && sim_world_add_obstacle(w, &ball) >= 0 && sim_world_add_grid(w, &g) >= 0)
+		rc = time_collisions("sphere 129x129 implicit", w, 1.0f / 90.0f, (int)(seconds * 30.0), csv, pool);
+	sim_world_destroy(&w);
+	return rc;
+}
+
 /* The issue 3 figures: the pile scene (33 x 33, self-colliding, 1 ms) and a 129 x 129
  * cloth draped on a ball at one implicit step per 1/90 s frame. */
 static int bench_collisions(int argc, char **argv)
 {
 	/* 3 s simulated for the pile; the 129 x 129 drape runs a third of it */
-	bench_options o = {.seconds = 3.0, .allow_threads = true, .threads = 1};
+	bench_options o = {.seconds = 3.0, .allow_threads = true, .threads = 1, .allow_case = true};
 	int rc = parse_bench_options(argc, argv, &o, false);
 	if (rc != EXIT_TELA_OK)
 		return rc;
+	if (o.only && strcmp(o.only, "pile") != 0 && strcmp(o.only, "drape") != 0)
+		return cli_usage_error("bench", "--case: '%s' is not pile or drape", o.only);
+	bool pile = !o.only || strcmp(o.only, "pile") == 0, drape = !o.only || strcmp(o.only, "drape") == 0;
 	double seconds = o.seconds;
 	if (o.cpu_clock && o.threads > 1)
 		return cli_usage_error("bench", "--clock cpu measures one thread: not with --threads");
@@ -367,43 +412,12 @@ static int bench_collisions(int argc, char **argv)
 		task_pool_destroy(&pool);
 		return rc;
 	}
-	sim_world *w = scn_create("pile");
-	if (!w) {
-		task_pool_destroy(&pool);
-		return EXIT_TELA_IO;
-	}
-	int r = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv, pool);
-	rc = r != EXIT_TELA_OK ? r : rc;
-	sim_world_destroy(&w);
-
-	sim_world_def def = sim_world_def_default();
-	def.integrator = SIM_IMPLICIT;
-	def.air_damping = 0.1f;
-	w = sim_world_create(&def);
-	if (!w) {
-		task_pool_destroy(&pool);
-		return EXIT_TELA_IO;
-	}
-	sim_obstacle_def ball = sim_obstacle_def_default(SIM_SHAPE_SPHERE);
-	ball.radius = 0.35f;
-	ball.position[1] = 0.35f;
-	sim_obstacle_def floor = sim_obstacle_def_default(SIM_SHAPE_PLANE);
-	sim_grid_def g = sim_grid_def_default();
-	g.nx = g.ny = 129;
-	g.size_x = g.size_y = 1.2f;
-	g.origin[0] = -0.6f, g.origin[1] = 1.0f, g.origin[2] = -0.6f;
-	g.axis_v[0] = 0.0f, g.axis_v[1] = 0.0f, g.axis_v[2] = 1.0f;
-	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
-	if (sim_world_add_obstacle(w, &floor) < 0 || sim_world_add_obstacle(w, &ball) < 0 || sim_world_add_grid(w, &g) < 0) {
-		sim_world_destroy(&w);
-		task_pool_destroy(&pool);
-		return EXIT_TELA_IO;
-	}
-	r = time_collisions("sphere 129x129 implicit", w, 1.0f / 90.0f, (int)(seconds * 30.0), csv, pool);
-	rc = r != EXIT_TELA_OK ? r : rc;
-	sim_world_destroy(&w);
+	if (pile)
+		rc = bench_pile(seconds, csv, pool);
+	if (drape && rc == EXIT_TELA_OK)
+		rc = bench_drape(seconds, csv, pool);
 	task_pool_destroy(&pool);
-	if (csv && fclose(csv) != 0)
+	if (csv && fclose(csv) != 0 && rc == EXIT_TELA_OK)
 		rc = EXIT_TELA_IO;
 	return rc;
 }
