@@ -290,7 +290,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		return EXIT_TELA_IO;
 	double stage[SIM_STAGE_COUNT] = {0};
 	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0, broad_phases = 0, refreshed = 0;
-	double candidates = 0.0;
+	double candidates = 0.0, patches = 0.0;
 	int done = 0;
 	for (; done < n; done++) {
 		int64_t t0 = bench_now();
@@ -309,6 +309,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		candidates += st->candidates;
 		broad_phases += st->broad_phases;
 		refreshed += st->refreshed_triangles;
+		patches += st->patch_blocks > 0 ? (double)st->patches / st->patch_blocks : 0.0;
 		cg_iterations += st->cg_iterations;
 	}
 	double mean = 0.0;
@@ -329,7 +330,8 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		printf(", CG iterations %.1f", done ? (double)cg_iterations / done : 0.0);
 	printf("\n  candidates %.0f per step, contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n",
 	       done ? candidates / done : 0.0, contacts, collisions, zones, (unsigned long long)sim_world_state_hash(w));
-	printf("  full broad phases %ld, triangles refreshed in place %ld\n", broad_phases, refreshed);
+	printf("  full broad phases %ld, triangles refreshed in place %ld, patches certified %.1f %%\n", broad_phases,
+	       refreshed, done ? 100.0 * patches / done : 0.0);
 	if (csv) {
 		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
 		        p50 * 1e-3, p99 * 1e-3);

@@ -1120,7 +1120,7 @@ static void parallel_refit_is_the_serial_one(void)
 	for (int t = 0; t < g.nt; t++)
 		tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
 	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
-	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, g.nt, 0.002f, w));
+	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, NULL, g.nt, 0.002f, w));
 	for (int t = 0; t < g.nt; t++) {
 		const float d = 0.001f * (float)(t % 7) - 0.003f;
 		for (int a = 0; a < 3; a++)
@@ -1128,7 +1128,7 @@ static void parallel_refit_is_the_serial_one(void)
 	}
 	bw = (backwards){0};
 	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
-	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, g.nt, 0.002f, w));
+	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, NULL, g.nt, 0.002f, w));
 	CHECK(sim_bvh_build_count(serial) == 1 && sim_bvh_build_count(split) == 1);
 	/* the refit went through the callbacks, every leaf once */
 	CHECK_MSG(bw.loops == 1 && bw.items > 1024, "%ld loops, %ld items", bw.loops, bw.items);
@@ -1173,8 +1173,8 @@ static void marked_refit_is_the_full_one(void)
 		for (int t = 0; t < g.nt; t++)
 			tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
 		memset(mark, 0, (size_t)g.nt);
-		CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, g.nt, 0.002f, pw));
-		CHECK(sim_bvh_update_marked(part, boxes, g.tris, g.nt, 0.002f, mark, pw)); /* the first call builds */
+		CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, NULL, g.nt, 0.002f, pw));
+		CHECK(sim_bvh_update_marked(part, boxes, g.tris, NULL, g.nt, 0.002f, mark, pw)); /* the first call builds */
 		rng_seed(31 + (uint64_t)on);
 		/* percent marked; the last round scatters them (a rebuild), then one with fewer triangles */
 		const int rates[] = {2, 40, 100, 30, 30};
@@ -1190,8 +1190,8 @@ static void marked_refit_is_the_full_one(void)
 				}
 			}
 			const int nt = fewer ? g.nt - 5 : g.nt, builds = sim_bvh_build_count(full);
-			CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, nt, 0.002f, pw));
-			CHECK(sim_bvh_update_marked(part, boxes, g.tris, nt, 0.002f, mark, pw));
+			CHECK(sim_bvh_update_boxes_on(full, boxes, g.tris, NULL, nt, 0.002f, pw));
+			CHECK(sim_bvh_update_marked(part, boxes, g.tris, NULL, nt, 0.002f, mark, pw));
 			CHECK_MSG(sim_bvh_build_count(full) == builds + (far || fewer), "round %zu: %d builds after %d", r,
 			          sim_bvh_build_count(full), builds);
 			CHECK(sim_bvh_build_count(part) == sim_bvh_build_count(full));
@@ -1216,6 +1216,102 @@ static void marked_refit_is_the_full_one(void)
 	soup_free(&g);
 }
 
+/* Groups (sim_bvh_update_boxes_on, sim_bvh_update_marked): a tree's traversals with
+ * itself report exactly the pairs they report without groups, less those of two
+ * triangles in one group, in the same order: the whole walk, its jobs, its masks and the
+ * marked walk; two trees' traversals ignore groups; groups changed for marked triangles
+ * alone take with the marked refit, as with the whole one; an update without them
+ * clears them.  On a 32 x 32 grid (its triangles in 4 x 4-quad blocks, a group each,
+ * some left out) and on a random soup (random groups, many of them none). */
+static void groups_drop_only_their_pairs(void)
+{
+	enum { ROOM = 1024 };
+	static sim_bvh_job jobs[ROOM], scratch[ROOM];
+	soup g = grid_soup(32, 77);
+	soup r = soup_make(800, 1.0f, 0.06f, 78);
+	REQUIRE(g.tris && r.tris);
+	for (int variant = 0; variant < 2; variant++) {
+		const soup *s = variant ? &r : &g;
+		const int *verts = variant ? NULL : s->tris;
+		sim_box *boxes = malloc(sizeof(sim_box) * (size_t)s->nt);
+		int *groups = malloc(sizeof(int) * (size_t)s->nt), *one = malloc(sizeof(int) * (size_t)s->nt);
+		unsigned char *mark = malloc((size_t)s->nt);
+		REQUIRE(boxes && groups && one && mark);
+		for (int t = 0; t < s->nt; t++) {
+			tri_box(s, t, 0.0f, boxes[t].lo, boxes[t].hi);
+			int q = t / 2, bi = (q % 32) / 4, bj = (q / 32) / 4;
+			groups[t] = variant ? (rng_below(3) ? rng_below(6) : -1) : ((bi + bj) % 5 == 0 ? -1 : bj * 8 + bi);
+			one[t] = 3;
+			mark[t] = rng_below(10) == 0;
+		}
+		sim_bvh *b = sim_bvh_create(), *m = sim_bvh_create();
+		REQUIRE(b && m);
+		CHECK(sim_bvh_update_boxes(b, boxes, verts, s->nt, 0.01f));
+		pair_log all = {0}, all_marked = {0}, all_two = {0};
+		sim_bvh_self_pairs(b, log_pair, &all);
+		sim_bvh_mark(b, mark);
+		sim_bvh_marked_pairs(b, b, log_pair, &all_marked);
+		sim_bvh_pairs(b, b, log_pair, &all_two);
+		CHECK(sim_bvh_update_boxes_on(b, boxes, verts, groups, s->nt, 0.01f, NULL));
+		pair_log got = {0}, want = {0}, jobs_log = {0}, masks = {0}, marked = {0}, want_marked = {0}, two = {0};
+		sim_bvh_self_pairs(b, log_pair, &got);
+		for (int k = 0; k < all.count; k++) {
+			int x = all.pairs[2 * k], y = all.pairs[2 * k + 1];
+			if (groups[x] < 0 || groups[x] != groups[y])
+				log_pair(&want, x, y);
+		}
+		CHECK_MSG(same_log(&got, &want) && want.count < all.count && want.count > 0, "%d pairs, %d wanted of %d",
+		          got.count, want.count, all.count);
+		int n = sim_bvh_split(b, b, jobs, scratch, ROOM, 64);
+		mask_log ml = {&masks, 0, 0};
+		for (int k = 0; k < n; k++) {
+			sim_bvh_run_job(b, b, jobs[k], log_pair, &jobs_log);
+			sim_bvh_run_job_masks(b, b, jobs[k], log_mask, &ml);
+		}
+		CHECK_MSG(n > 0 && same_log(&jobs_log, &want) && same_log(&masks, &want) && ml.empty == 0,
+		          "%d jobs: %d pairs, %d from the masks (%d empty calls), %d wanted", n, jobs_log.count, masks.count,
+		          ml.empty, want.count);
+		sim_bvh_mark(b, mark);
+		sim_bvh_marked_pairs(b, b, log_pair, &marked);
+		for (int k = 0; k < all_marked.count; k++) {
+			int x = all_marked.pairs[2 * k], y = all_marked.pairs[2 * k + 1];
+			if (groups[x] < 0 || groups[x] != groups[y])
+				log_pair(&want_marked, x, y);
+		}
+		CHECK(want_marked.count > 0 && same_log(&marked, &want_marked));
+		sim_bvh_pairs(b, b, log_pair, &two);
+		CHECK(same_log(&two, &all_two));
+		/* the groups of the marked triangles changed, and the marked refit alone: the tree
+		 * the whole refit gives */
+		for (int t = 0; t < s->nt; t++)
+			if (mark[t])
+				groups[t] = groups[t] < 0 ? 2 : -1;
+		CHECK(sim_bvh_update_boxes_on(m, boxes, verts, NULL, s->nt, 0.01f, NULL));
+		CHECK(sim_bvh_update_boxes_on(m, boxes, verts, groups, s->nt, 0.01f, NULL));
+		CHECK(sim_bvh_update_marked(b, boxes, verts, groups, s->nt, 0.01f, mark, NULL));
+		pair_log whole = {0}, part = {0};
+		sim_bvh_self_pairs(m, log_pair, &whole);
+		sim_bvh_self_pairs(b, log_pair, &part);
+		CHECK(whole.count > 0 && same_log(&part, &whole) && !same_log(&whole, &want));
+		/* one group for all: nothing at all, not even a job */
+		CHECK(sim_bvh_update_boxes_on(b, boxes, verts, one, s->nt, 0.01f, NULL));
+		pair_log none = {0};
+		sim_bvh_self_pairs(b, log_pair, &none);
+		CHECK(none.count == 0 && sim_bvh_split(b, b, jobs, scratch, ROOM, 64) == 0);
+		/* an update without groups clears them, the marked one too */
+		CHECK(sim_bvh_update_marked(b, boxes, verts, NULL, s->nt, 0.01f, mark, NULL));
+		sim_bvh_self_pairs(b, log_pair, &none);
+		CHECK(same_log(&none, &all));
+		log_free(&all), log_free(&all_marked), log_free(&all_two), log_free(&got), log_free(&want);
+		log_free(&jobs_log), log_free(&masks), log_free(&marked), log_free(&want_marked), log_free(&two);
+		log_free(&whole), log_free(&part), log_free(&none);
+		sim_bvh_destroy(b), sim_bvh_destroy(m);
+		free(boxes), free(groups), free(one), free(mark);
+	}
+	soup_free(&g);
+	soup_free(&r);
+}
+
 static const test_case tests[] = {
 	TEST(self_pairs_match_brute_force),
 	TEST(box_queries_match_brute_force),
@@ -1236,6 +1332,7 @@ static const test_case tests[] = {
 	TEST(vertices_inside_obstacles),
 	TEST(neighbour_filter_drops_only_neighbours),
 	TEST(marked_pairs_are_the_marked_subset),
+	TEST(groups_drop_only_their_pairs),
 };
 
 TEST_MAIN(tests)

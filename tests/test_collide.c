@@ -975,6 +975,73 @@ static void test_tilted_sheet_has_no_candidates(void)
 	}
 }
 
+/* A 33 x 33 sheet, flat or folded back on itself across x = 0.15 with its layers 2.5 mm
+ * apart (under the 3 mm separation), at rest without gravity, one implicit step of 1/90 s. */
+static sim_world *sheet(bool folded)
+{
+	sim_world_def def = sim_world_def_default();
+	def.integrator = SIM_IMPLICIT;
+	def.gravity[1] = 0.0f;
+	def.self_collisions = true;
+	sim_world *w = sim_world_create(&def);
+	if (!w)
+		return NULL;
+	sim_grid_def g = sim_grid_def_default();
+	g.nx = g.ny = 33;
+	g.size_x = g.size_y = 0.3f;
+	for (int k = 0; k < 3; k++)
+		g.origin[k] = 0.0f, g.axis_u[k] = k == 0, g.axis_v[k] = k == 2;
+	if (sim_world_add_grid(w, &g) != 0) {
+		sim_world_destroy(&w);
+		return NULL;
+	}
+	const float crease = 0.15f, gap = 0.0025f, arc = 3.14159265f * 0.5f * gap, zero[3] = {0.0f, 0.0f, 0.0f};
+	for (int i = 0; folded && i < 33 * 33; i++) {
+		const float *x = sim_world_positions(w)[i];
+		float u = x[0], p[3] = {u, 0.0f, x[2]};
+		if (u > crease + arc)
+			p[0] = crease - (u - crease - arc), p[1] = gap;
+		else if (u > crease)
+			p[0] = crease + 0.5f * gap * sinf((u - crease) / (0.5f * gap)),
+			p[1] = 0.5f * gap * (1.0f - cosf((u - crease) / (0.5f * gap)));
+		sim_world_set_vertex(w, i, p, zero);
+	}
+	return w;
+}
+
+/* Patches (docs/collisions.md): a flat sheet is one, and its broad phase tests no
+ * triangle pair and no neighbour-list entry at all; folded back on itself, the blocks
+ * across the fold are not certified, their pairs are tested, and the two layers' contacts
+ * are all found (as many as without patches: the contacts of a pair in a patch would be
+ * impossible). */
+static void test_flat_sheet_is_one_patch(void)
+{
+	sim_world *flat = sheet(false), *fold = sheet(true);
+	REQUIRE(flat && fold);
+	REQUIRE(sim_world_step(flat, 1.0f / 90.0f) == SIM_OK);
+	REQUIRE(sim_world_step(fold, 1.0f / 90.0f) == SIM_OK);
+	const sim_stats *a = sim_world_stats(flat), *b = sim_world_stats(fold);
+	long ta = sim_collide_debug_tested(flat->collide), tb = sim_collide_debug_tested(fold->collide);
+	printf("flat sheet: %d of %d blocks certified, %ld pairs tested; folded: %d certified, %ld tested, %d contacts\n",
+	       a->patches, a->patch_blocks, ta, b->patches, tb, b->contacts);
+	CHECK(a->patch_blocks == 256 + 64 + 16 + 4 + 1 && a->patches == a->patch_blocks);
+	CHECK(ta == 0 && a->candidates == 0 && a->contacts == 0);
+	CHECK(b->patch_blocks == a->patch_blocks && b->patches > b->patch_blocks / 2 && b->patches < b->patch_blocks);
+	CHECK(tb > 10000);
+	/* every vertex of the folded layer over the flat one is within 2.5 mm of it, and the
+	 * contacts' impulses push the layers to the separation */
+	CHECK(b->contacts > 500);
+	float lowest = 1.0f;
+	for (int i = 0; i < 33 * 33; i++) {
+		const float *x = sim_world_positions(fold)[i];
+		if (x[0] < 0.14f && x[1] > 0.001f)
+			lowest = fminf(lowest, x[1]);
+	}
+	CHECK_MSG(lowest > 0.0025f, "the upper layer came down to %g m", (double)lowest);
+	sim_world_destroy(&flat);
+	sim_world_destroy(&fold);
+}
+
 static const test_case tests[] = {
 	TEST(test_fast_vertex_does_not_tunnel),
 	TEST(test_fast_sphere_does_not_tunnel),
@@ -993,5 +1060,6 @@ static const test_case tests[] = {
 	TEST(test_separating_axes_are_exact),
 	TEST(test_ball_check_is_exact),
 	TEST(test_tilted_sheet_has_no_candidates),
+	TEST(test_flat_sheet_is_one_patch),
 };
 TEST_MAIN(tests)

@@ -59,6 +59,16 @@
  * marks while it refits, and refits only the leaves with a marked lane: the refresh has
  * changed only the marked triangles' boxes, so every other leaf already holds its own.
  *
+ * Groups.  An update may give a group per triangle (sim_bvh_update_boxes_on,
+ * sim_bvh_update_marked): the pairs of triangles in one group (a non-negative id) are
+ * never reported by the tree's traversals with itself.  The leaves take their lanes'
+ * groups as they are fitted, and each node the group all its triangles share (-1 when
+ * they do not) in the sweep that fits the internal boxes, so a node pair within one
+ * group is dropped when a walk takes it off the stack, and a leaf pair drops its lanes
+ * in one group with a few integer compares, after the AVX-512 or SSE masks (so both
+ * paths keep their masks as they were).  The collision pipeline gives a sheet's
+ * certified patches, which cannot meet themselves, a group each (patch.h).
+ *
  * Traversal.  A node pair of one tree with itself splits into both children with
  * themselves and the two children with each other, so every unordered triangle pair
  * is reached exactly once, under the node where the two part.  Pairs of distinct
@@ -125,6 +135,8 @@ typedef struct bvh_leaf {
 	int tri[4];  /* triangle index per lane (-1 when unused) */
 	int count;   /* lanes in use, 1 to 4 */
 	int node;    /* the leaf's node */
+	int group[4]; /* the triangle's group per lane (sim_bvh_set_groups; -1: none, and unused lanes) */
+	int grouped;  /* some lane has a group */
 	/* the triangles' vertices, lane by lane, when the tree knows them (sim_bvh_update_boxes
 	 * with tris): a leaf pair then drops the pairs that share one with a few vector
 	 * compares, before any is reported */
@@ -141,6 +153,7 @@ typedef struct bvh_item {
 typedef struct bvh_link {
 	int index; /* internal: the right child (the left one is this node + 1); leaf: the leaf */
 	int leaf;  /* 1 for a leaf, 0 for an internal node */
+	int group; /* the group every triangle of the subtree is in (sim_bvh_set_groups), or -1 */
 } bvh_link;
 
 struct sim_bvh {
@@ -155,6 +168,7 @@ struct sim_bvh {
 	int builds;
 	unsigned char *node_mark; /* capacity: the subtree holds a marked triangle (sim_bvh_mark) */
 	unsigned char *leaf_mark; /* capacity / 2 + 1: the leaf's marked lanes, a bit each */
+	bool grouped;      /* some triangle has a group: the self traversals test them */
 	bool verts;        /* the leaves hold their triangles' vertices: pairs sharing one are left out */
 };
 
@@ -284,6 +298,7 @@ typedef struct bvh_src {
 	const int *tris;
 	const vec4 *x0, *x1;
 	const sim_box *boxes;
+	const int *groups; /* per triangle, or NULL: none */
 	bool verts;
 } bvh_src;
 
@@ -324,6 +339,15 @@ static void fit_leaf_range(sim_bvh *b, const bvh_src *s, float margin, const uns
 			for (int k = 0; k < 4; k++)
 				for (int a = 0; a < 3; a++)
 					leaf->vert[a][k] = k < leaf->count ? s->tris[3 * (size_t)leaf->tri[k] + a] : -1;
+		int lanes = 0, common = -1;
+		for (int k = 0; k < 4; k++) {
+			int g = s->groups && k < leaf->count ? s->groups[leaf->tri[k]] : -1;
+			leaf->group[k] = g < 0 ? -1 : g;
+			lanes |= g >= 0;
+			common = k == 0 ? leaf->group[0] : (k < leaf->count && leaf->group[k] != common ? -1 : common);
+		}
+		leaf->grouped = lanes;
+		b->link[leaf->node].group = common;
 	}
 }
 
@@ -371,21 +395,27 @@ static double half_area(const bvh_box *box)
 
 /* Internal boxes from their children, children before parents (the reverse of build
  * order); returns the summed half-area of the internal boxes.  marks: the internal
- * nodes' marks too, from their children's, in the same sweep. */
+ * nodes' marks too, from their children's, in the same sweep; and the groups. */
 static double fit_nodes_marks(sim_bvh *b, bool marks)
 {
 	bvh_box *nb = b->node_box;
-	const bvh_link *link = b->link;
+	bvh_link *link = b->link;
 	unsigned char *nm = b->node_mark;
 	double area = 0.0;
+	int grouped = 0;
 	for (int i = b->node_count - 1; i >= 0; i--) {
-		if (link[i].leaf)
+		if (link[i].leaf) {
+			grouped |= b->leaves[link[i].index].grouped;
 			continue;
+		}
 		box_union(&nb[i + 1], &nb[link[i].index], &nb[i]);
 		area += half_area(&nb[i]);
 		if (marks)
 			nm[i] = nm[i + 1] | nm[link[i].index];
+		int gl = link[i + 1].group, gr = link[link[i].index].group;
+		link[i].group = gl == gr ? gl : -1;
 	}
+	b->grouped = grouped != 0;
 	return area;
 }
 
@@ -459,11 +489,14 @@ static int build_node(sim_bvh *b, int first, int count)
 		for (int a = 0; a < 3; a++)
 			for (int k = 0; k < 4; k++)
 				leaf->lo[a][k] = leaf->hi[a][k] = NAN;
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 4; k++) {
 			leaf->tri[k] = k < count ? b->items[first + k].tri : -1;
+			leaf->group[k] = -1;
+		}
 		leaf->count = count;
 		leaf->node = self;
-		b->link[self] = (bvh_link){l, 1};
+		leaf->grouped = 0;
+		b->link[self] = (bvh_link){l, 1, -1};
 		return 0;
 	}
 	bvh_item *v = b->items + first;
@@ -485,7 +518,7 @@ static int build_node(sim_bvh *b, int first, int count)
 	int hl = build_node(b, first, half);
 	int right = b->node_count;
 	int hr = build_node(b, first + half, count - half);
-	b->link[self] = (bvh_link){right, 0};
+	b->link[self] = (bvh_link){right, 0, -1};
 	return 1 + (hl > hr ? hl : hr);
 }
 
@@ -545,28 +578,29 @@ static bool update(sim_bvh *b, const bvh_src *s, int count, float margin, const 
 
 bool sim_bvh_update(sim_bvh *b, const int *tris, int count, const vec4 *x0, const vec4 *x1, float margin)
 {
-	bvh_src s = {tris, x0, x1, NULL, false};
+	bvh_src s = {tris, x0, x1, NULL, NULL, false};
 	return update(b, &s, count, margin, NULL);
 }
 
 bool sim_bvh_update_boxes(sim_bvh *b, const sim_box *boxes, const int *tris, int count, float margin)
 {
-	return sim_bvh_update_boxes_on(b, boxes, tris, count, margin, NULL);
+	return sim_bvh_update_boxes_on(b, boxes, tris, NULL, count, margin, NULL);
 }
 
-bool sim_bvh_update_boxes_on(sim_bvh *b, const sim_box *boxes, const int *tris, int count, float margin,
-                             const sim_world *w)
+bool sim_bvh_update_boxes_on(sim_bvh *b, const sim_box *boxes, const int *tris, const int *groups, int count,
+                             float margin, const sim_world *w)
 {
-	bvh_src s = {tris, NULL, NULL, boxes, tris != NULL};
+	bvh_src s = {tris, NULL, NULL, boxes, groups, tris != NULL};
 	return update(b, &s, count, margin, w);
 }
 
-bool sim_bvh_update_marked(sim_bvh *b, const sim_box *boxes, const int *tris, int count, float margin,
-                           const unsigned char *marked, const sim_world *w)
+bool sim_bvh_update_marked(sim_bvh *b, const sim_box *boxes, const int *tris, const int *groups, int count,
+                           float margin, const unsigned char *marked, const sim_world *w)
 {
-	bvh_src s = {tris, NULL, NULL, boxes, tris != NULL};
-	/* a build, or leaves that would need their vertices: the whole update */
-	if (count != b->count || s.verts != b->verts || b->node_count == 0) {
+	bvh_src s = {tris, NULL, NULL, boxes, groups, tris != NULL};
+	/* a build, leaves that would need their vertices, or groups to clear from every
+	 * leaf: the whole update */
+	if (count != b->count || s.verts != b->verts || b->node_count == 0 || (!groups && b->grouped)) {
 		if (!update(b, &s, count, margin, w))
 			return false;
 		sim_bvh_mark(b, marked);
@@ -655,6 +689,32 @@ static inline unsigned lane_shares(const bvh_leaf *a, int i, const bvh_leaf *b)
 {
 	const int v[3] = {a->vert[0][i], a->vert[1][i], a->vert[2][i]};
 	return vert_lanes(v, b);
+}
+
+/* Whether node pair (i, j) of a tree with itself lies within one group, so that it has
+ * no pair to report.  The walks ask when they take a pair off the stack, where they
+ * read its links anyway, rather than at every push. */
+static inline bool grouped(const sim_bvh *b, int i, int j)
+{
+	return (b->link[i].group >= 0) & (b->link[i].group == b->link[j].group);
+}
+
+/* Bit 4 i + k set when lane i of leaf a and lane k of leaf b are in one group. */
+static inline unsigned group_mask(const bvh_leaf *a, const bvh_leaf *b)
+{
+	unsigned m = 0;
+#if BVH_SSE
+	const __m128i bg = _mm_loadu_si128((const __m128i *)b->group);
+	for (int i = 0; i < 4; i++)
+		if (a->group[i] >= 0)
+			m |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_set1_epi32(a->group[i]), bg)))
+			     << (4 * i);
+#else
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < 4; k++)
+			m |= (unsigned)((a->group[i] >= 0) & (a->group[i] == b->group[k])) << (4 * i + k);
+#endif
+	return m;
 }
 
 #if BVH_AVX512
@@ -760,17 +820,26 @@ static inline unsigned pair_mask(const bvh_leaf *a, const bvh_leaf *b, bool vert
 	return m;
 }
 
-/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex. */
-static inline void leaf_self(const bvh_leaf *a, bool verts, sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
+/* Overlapping triangle pairs inside one leaf; with verts, those that share no vertex;
+ * with groups, those not in one group. */
+static inline void leaf_self(const bvh_leaf *a, bool verts, bool groups, sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn,
+                             void *user)
 {
-	report_mask(self_mask(a, verts), a, a, true, fn, mfn, user);
+	unsigned m = self_mask(a, verts);
+	if (groups && m && a->grouped)
+		m &= ~group_mask(a, a);
+	report_mask(m, a, a, true, fn, mfn, user);
 }
 
-/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex. */
-static inline void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, sim_bvh_pair_fn fn,
-                             sim_bvh_mask_fn mfn, void *user)
+/* Overlapping triangle pairs between two leaves; with verts, those that share no vertex;
+ * with groups (two leaves of one tree), those not in one group. */
+static inline void leaf_pair(const bvh_leaf *a, const bvh_leaf *b, bool sorted, bool verts, bool groups,
+                             sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
-	report_mask(pair_mask(a, b, verts), a, b, sorted, fn, mfn, user);
+	unsigned m = pair_mask(a, b, verts);
+	if (groups && m && (a->grouped & b->grouped))
+		m &= ~group_mask(a, b);
+	report_mask(m, a, b, sorted, fn, mfn, user);
 }
 
 typedef struct bvh_walk {
@@ -792,18 +861,24 @@ static inline void push_if(bvh_walk *s, const bvh_box *pb, int i, const bvh_box 
 		push(s, i, j);
 }
 
+/* Whether a traversal of p with q tests groups: q is p, and p has some. */
+static inline bool groups_of(const sim_bvh *p, const sim_bvh *q) { return p == q && p->grouped; }
+
 /* One visit of an overlapping pair of distinct nodes, i of p and j of q: reports the
- * pairs of two leaves, otherwise pushes the overlapping child pairs.  Both internal
+ * pairs of two leaves, otherwise pushes the overlapping child pairs (inlined into the
+ * walks, as GCC did before the groups made it larger: a call per visit cost the drape's
+ * traversal a tenth more instructions).  Both internal
  * nodes are opened at once: on a median-split tree the two sides of a pair are of one
  * size, and opening both measured faster than opening the bigger one (fewer visits for
  * the same tests). */
-static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, bool sorted, bvh_walk *s,
-                              sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
+static inline __attribute__((always_inline)) void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j,
+                                                             bool sorted, bool groups, bvh_walk *s,
+                                                             sim_bvh_pair_fn fn, sim_bvh_mask_fn mfn, void *user)
 {
 	bvh_link ni = p->link[i], nj = q->link[j];
 	const bvh_box *pb = p->node_box, *qb = q->node_box;
 	if (ni.leaf && nj.leaf) {
-		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, fn, mfn, user);
+		leaf_pair(&p->leaves[ni.index], &q->leaves[nj.index], sorted, p->verts && q->verts, groups, fn, mfn, user);
 	} else if (nj.leaf) {
 		push_if(s, pb, ni.index, qb, j);
 		push_if(s, pb, i + 1, qb, j);
@@ -818,46 +893,62 @@ static inline void visit_pair(const sim_bvh *p, int i, const sim_bvh *q, int j, 
 	}
 }
 
-void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
+/* The walk from node pair (i0, j0) of p with q (the whole traversal from the roots, or
+ * one job of sim_bvh_split's); self: a tree with itself (q is p), each unordered pair
+ * once; groups: and it has groups, so that a pair within one is dropped when it comes off
+ * the stack.  Inlined with groups constant, so that a walk without them is the one it
+ * was before there were groups. */
+static inline __attribute__((always_inline)) void walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0,
+                                                       bool self, bool groups, sim_bvh_pair_fn fn,
+                                                       sim_bvh_mask_fn mfn, void *user)
 {
-	if (b->node_count == 0)
-		return;
-	const bvh_box *nb = b->node_box;
 	bvh_walk s;
 	s.top = 0;
-	push(&s, 0, 0);
+	push(&s, i0, j0);
 	while (s.top > 0) {
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
-		if (i != j) {
-			visit_pair(b, i, b, j, true, &s, fn, NULL, user);
+		if (groups && grouped(p, i, j))
+			continue;
+		if (!self || i != j) {
+			visit_pair(p, i, q, j, self, groups, &s, fn, mfn, user);
 			continue;
 		}
 		/* A subtree against itself: both halves against themselves and each other; every
 		 * unordered triangle pair lies under exactly one such split. */
-		bvh_link n = b->link[i];
+		bvh_link n = p->link[i];
 		if (n.leaf) {
-			leaf_self(&b->leaves[n.index], b->verts, fn, NULL, user);
+			leaf_self(&p->leaves[n.index], p->verts, groups, fn, mfn, user);
 			continue;
 		}
 		int l = i + 1, r = n.index;
-		push_if(&s, nb, l, nb, r);
+		push_if(&s, p->node_box, l, p->node_box, r);
 		push(&s, r, r);
 		push(&s, l, l);
 	}
 }
 
+static void walk_from(const sim_bvh *p, const sim_bvh *q, int i0, int j0, bool self, sim_bvh_pair_fn fn,
+                      sim_bvh_mask_fn mfn, void *user)
+{
+	if (self && p->grouped)
+		walk(p, q, i0, j0, true, true, fn, mfn, user);
+	else if (self)
+		walk(p, q, i0, j0, true, false, fn, mfn, user);
+	else
+		walk(p, q, i0, j0, false, false, fn, mfn, user);
+}
+
+void sim_bvh_self_pairs(const sim_bvh *b, sim_bvh_pair_fn fn, void *user)
+{
+	if (b->node_count > 0)
+		walk_from(b, b, 0, 0, true, fn, NULL, user);
+}
+
 void sim_bvh_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)
 {
-	if (p->node_count == 0 || q->node_count == 0)
-		return;
-	bvh_walk s;
-	s.top = 0;
-	push_if(&s, p->node_box, 0, q->node_box, 0);
-	while (s.top > 0) {
-		s.top--;
-		visit_pair(p, s.pair[s.top][0], q, s.pair[s.top][1], false, &s, fn, NULL, user);
-	}
+	if (p->node_count > 0 && q->node_count > 0 && overlap(&p->node_box[0], &q->node_box[0]))
+		walk_from(p, q, 0, 0, false, fn, NULL, user);
 }
 
 /* ---- traversal in pieces (parallel broad phase) ---------------------------------------------- */
@@ -874,6 +965,8 @@ static int expand_job(const sim_bvh *p, const sim_bvh *q, bool self, sim_bvh_job
 {
 	int i = job.i, j = job.j;
 	bvh_link ni = p->link[i], nj = q->link[j];
+	if (groups_of(p, q) && grouped(p, i, j))
+		return 0; /* within one group: the job has nothing to report */
 	bvh_walk s;
 	s.top = 0;
 	if (self && i == j) {
@@ -913,6 +1006,8 @@ int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh
 		return 0;
 	if (!self && !overlap(&p->node_box[0], &q->node_box[0]))
 		return 0;
+	if (groups_of(p, q) && grouped(p, 0, 0))
+		return 0;
 	jobs[0] = (sim_bvh_job){0, 0};
 	int count = 1;
 	/* rounds of expanding every job that can be, while the result fits */
@@ -941,40 +1036,14 @@ int sim_bvh_split(const sim_bvh *p, const sim_bvh *q, sim_bvh_job *jobs, sim_bvh
 	return count;
 }
 
-static inline void run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn,
-                           sim_bvh_mask_fn mfn, void *user)
-{
-	bool self = p == q;
-	bvh_walk s;
-	s.top = 0;
-	push(&s, job.i, job.j);
-	while (s.top > 0) {
-		s.top--;
-		int i = s.pair[s.top][0], j = s.pair[s.top][1];
-		if (!self || i != j) {
-			visit_pair(p, i, q, j, self, &s, fn, mfn, user);
-			continue;
-		}
-		bvh_link n = p->link[i];
-		if (n.leaf) {
-			leaf_self(&p->leaves[n.index], p->verts, fn, mfn, user);
-			continue;
-		}
-		int l = i + 1, r = n.index;
-		push_if(&s, p->node_box, l, p->node_box, r);
-		push(&s, r, r);
-		push(&s, l, l);
-	}
-}
-
 void sim_bvh_run_job(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_pair_fn fn, void *user)
 {
-	run_job(p, q, job, fn, NULL, user);
+	walk_from(p, q, job.i, job.j, p == q, fn, NULL, user);
 }
 
 void sim_bvh_run_job_masks(const sim_bvh *p, const sim_bvh *q, sim_bvh_job job, sim_bvh_mask_fn fn, void *user)
 {
-	run_job(p, q, job, NULL, fn, user);
+	walk_from(p, q, job.i, job.j, p == q, NULL, fn, user);
 }
 
 /* Bit k set when lane k of the leaf overlaps box q (unused lanes never do). */
@@ -1075,12 +1144,13 @@ static inline void push_marked(bvh_walk *s, const sim_bvh *p, int i, const sim_b
 }
 
 /* The marked walk from node pair (i0, j0): the whole traversal from the roots, or one
- * job of sim_bvh_split's (the plain walk's pieces, so the marked walk's too). */
-static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_bvh_pair_fn fn, void *user)
+ * job of sim_bvh_split's (the plain walk's pieces, so the marked walk's too); groups as
+ * for walk. */
+static inline __attribute__((always_inline)) void marked_walk_groups(const sim_bvh *p, const sim_bvh *q, int i0,
+                                                                     int j0, bool groups, sim_bvh_pair_fn fn,
+                                                                     void *user)
 {
 	const bool self = p == q, verts = p->verts && q->verts;
-	if (p->node_count == 0 || q->node_count == 0)
-		return;
 	bvh_walk s;
 	s.top = 0;
 	if (self && i0 == j0) {
@@ -1094,12 +1164,16 @@ static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_
 	while (s.top > 0) {
 		s.top--;
 		int i = s.pair[s.top][0], j = s.pair[s.top][1];
+		if (groups && grouped(p, i, j))
+			continue;
 		bvh_link ni = p->link[i], nj = q->link[j];
 		if (self && i == j) {
 			if (ni.leaf) {
 				const bvh_leaf *a = &p->leaves[ni.index];
-				unsigned ma = p->leaf_mark[ni.index];
-				report_mask(self_mask(a, verts) & marked_lanes(ma, ma), a, a, true, fn, NULL, user);
+				unsigned ma = p->leaf_mark[ni.index], m = self_mask(a, verts) & marked_lanes(ma, ma);
+				if (groups && m && a->grouped)
+					m &= ~group_mask(a, a);
+				report_mask(m, a, a, true, fn, NULL, user);
 				continue;
 			}
 			int l = i + 1, r = ni.index;
@@ -1112,8 +1186,10 @@ static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_
 		}
 		if (ni.leaf && nj.leaf) {
 			const bvh_leaf *a = &p->leaves[ni.index], *b = &q->leaves[nj.index];
-			report_mask(pair_mask(a, b, verts) & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]), a, b,
-			            self, fn, NULL, user);
+			unsigned m = pair_mask(a, b, verts) & marked_lanes(p->leaf_mark[ni.index], q->leaf_mark[nj.index]);
+			if (groups && m && (a->grouped & b->grouped))
+				m &= ~group_mask(a, b);
+			report_mask(m, a, b, self, fn, NULL, user);
 		} else if (nj.leaf) {
 			push_marked(&s, p, ni.index, q, j);
 			push_marked(&s, p, i + 1, q, j);
@@ -1127,6 +1203,16 @@ static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_
 			push_marked(&s, p, i + 1, q, j + 1);
 		}
 	}
+}
+
+static void marked_walk(const sim_bvh *p, const sim_bvh *q, int i0, int j0, sim_bvh_pair_fn fn, void *user)
+{
+	if (p->node_count == 0 || q->node_count == 0)
+		return;
+	if (groups_of(p, q))
+		marked_walk_groups(p, q, i0, j0, true, fn, user);
+	else
+		marked_walk_groups(p, q, i0, j0, false, fn, user);
 }
 
 void sim_bvh_marked_pairs(const sim_bvh *p, const sim_bvh *q, sim_bvh_pair_fn fn, void *user)

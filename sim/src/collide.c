@@ -42,6 +42,7 @@
  * the result is the serial one bit for bit (docs/collisions.md, "Parallel work"). */
 #include "sim_internal.h"
 #include "sep_axis.h"
+#include "patch.h"
 
 #include "sim/sim_geom.h"
 
@@ -137,6 +138,7 @@ typedef struct block_out {
 	darray contacts;  /* proximity: contact_rec */
 	darray hits;      /* refresh: the marked traversal's triangle pairs */
 	int vf_at, ee_at; /* merge_candidates: where its candidates go in the lists */
+	int tested;       /* broad phase: the triangle pairs or neighbour-list entries it tested */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -163,6 +165,7 @@ struct sim_collide {
 	bool pending;
 	int pending_first, pending_jobs;
 	int traversal_pairs; /* the candidates the last full traversal found (not the neighbour list's) */
+	long broad_tested;   /* the triangle pairs and neighbour-list entries the last full broad phase tested */
 	int early_windows; /* finished so (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
@@ -200,6 +203,13 @@ struct sim_collide {
 	 * then edge-edge ones, as one sequence), and a bit per entry, so that an in-place
 	 * refresh visits the dirty triangles' entries only, in list order */
 	darray adj_tri_start, adj_tri_items, adj_bits;
+	/* Patches of grid cloth that cannot meet themselves (patch.h), certified at every
+	 * new ball: the trees never pair two triangles of one (their groups), and the
+	 * neighbour list skips the entries whose smallest block (adj_blk, per entry as in
+	 * adj_tri_items: -1 when not on one grid) is held by a certified one. */
+	sim_patches *patches;
+	darray adj_blk;
+	bool patched; /* the last certification holds (self collisions on, grids to certify) */
 	/* The neighbour list's candidates of the last full broad phase: [adj_lo, adj_hi) of vf
 	 * ([0]) and of ee ([1]), in list order still after the in-place refreshes' compactions
 	 * (drop_dirty), so that carry_bounds finds their old bounds by walking the old run
@@ -323,6 +333,7 @@ static bool reserve_blocks(sim_collide *c, int n)
 	}
 	for (int i = 0; i < n; i++) {
 		c->blocks[i].vf.count = c->blocks[i].ee.count = c->blocks[i].contacts.count = 0;
+		c->blocks[i].tested = 0;
 		c->blocks[i].failed = false;
 	}
 	return true;
@@ -366,6 +377,8 @@ void sim_collide_destroy(sim_collide *c)
 		free(c->blocks[i].hits.data);
 	}
 	free(c->blocks);
+	sim_patches_destroy(c->patches);
+	free(c->adj_blk.data);
 	free(c->jobs.data);
 	free(c->job_scratch.data);
 	free(c->job_trees.data);
@@ -658,6 +671,11 @@ static bool build_topology(sim_collide *c, const sim_world *w, int nv)
 		}
 	}
 	c->tri_edges.count = nt;
+	c->patched = false;
+	if (!c->patches && !(c->patches = sim_patches_create()))
+		return false;
+	if (!sim_patches_layout(c->patches, w, c->tris.data, nt))
+		return false;
 	if (!assign_owners(c, nv, nt, ne) || !build_adjacency(c, nv, nt))
 		return false;
 	c->have_candidates = false;
@@ -907,6 +925,7 @@ typedef struct broad_ctx {
 	sim_collide *c;
 	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
+	int tested;           /* triangle pairs reported */
 	bool failed;
 } broad_ctx;
 
@@ -1062,10 +1081,13 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 	unsigned char *hint = c->adj_hint.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count;
+	const int *blk = c->patched ? c->adj_blk.data : NULL, *top = sim_patches_tops(c->patches);
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int wd = first >> 6; wd < (last + 63) >> 6; wd++) {
 		for (uint64_t m = bits[wd]; m; m &= m - 1) {
 			int q = (wd << 6) + __builtin_ctzll(m);
+			if (blk && blk[q] >= 0 && top[blk[q]] >= 0)
+				continue;
 			if (q < nvf_all) {
 				pair p = avf[q];
 				vf[nvf] = p;
@@ -1093,6 +1115,8 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 	unsigned char *hint = c->adj_hint.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
+	/* an entry whose smallest block a certified patch holds cannot meet (patch.h) */
+	const int *pblk = c->patched ? c->adj_blk.data : NULL, *top = sim_patches_tops(c->patches);
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		darray *vfa = t->direct ? &c->vf : &out->vf, *eea = t->direct ? &c->ee : &out->ee;
@@ -1111,16 +1135,26 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 		}
 		/* the axes right after the boxes' test: it keeps about one entry in eight, so its
 		 * branch is well predicted, and nearly all it keeps are apart along an axis */
+		int skipped = 0;
 		for (int q = first; q < vf_end; q++) {
+			if (pblk && pblk[q] >= 0 && top[pblk[q]] >= 0) {
+				skipped++;
+				continue;
+			}
 			pair p = avf[q];
 			vf[nvf] = p;
 			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
 		}
 		for (int q = ee_first; q < last - nvf_all; q++) {
+			if (pblk && pblk[nvf_all + q] >= 0 && top[pblk[nvf_all + q]] >= 0) {
+				skipped++;
+				continue;
+			}
 			pair p = aee[q];
 			ee[nee] = p;
 			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart_from(c, edge[p.a], edge[p.b], &hint[q]);
 		}
+		out->tested = last - first - skipped;
 		vfa->count = nvf;
 		eea->count = nee;
 	}
@@ -1148,8 +1182,10 @@ static bool adjacent_candidates(sim_collide *c, const sim_world *w, const int *l
 	adjacent_task task = {c, dirty, !par};
 	sim_parallel_for(w, adjacent_range, nblocks, 1, &task);
 	bool ok = true;
-	for (int k = 0; k < nblocks; k++)
+	for (int k = 0; k < nblocks; k++) {
 		ok &= !c->blocks[k].failed;
+		c->broad_tested += dirty ? 0 : c->blocks[k].tested;
+	}
 	return ok && (!par || merge_candidates(c, w, nblocks));
 }
 
@@ -1165,6 +1201,12 @@ static bool index_adjacency(sim_collide *c, int nt)
 	memset(c->adj_hint.data, 0, (size_t)c->adj_ee.count + 1);
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int *vt = c->vert_tri, *et = c->edge_tri.data;
+	if (!reserve(&c->adj_blk, sizeof(int), total + 1))
+		return false;
+	int *blk = c->adj_blk.data;
+	for (int q = 0; q < total; q++)
+		blk[q] = sim_patches_pair_block(c->patches, q < nvf ? vt[avf[q].a] : et[aee[q - nvf].a],
+		                                q < nvf ? avf[q].b : et[aee[q - nvf].b]);
 	int *start = c->adj_tri_start.data, *items = c->adj_tri_items.data;
 	memset(start, 0, sizeof(int) * ((size_t)nt + 2));
 	/* an entry's two triangles: the owner of its vertex and its triangle, or its edges'
@@ -1239,6 +1281,7 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 static void on_triangle_pairs(void *user, const int *ta, const int *tb, unsigned m, bool sorted)
 {
 	broad_ctx *ctx = user;
+	ctx->tested += __builtin_popcount(m);
 	while (m) {
 		int bit = __builtin_ctz(m);
 		m &= m - 1;
@@ -1590,9 +1633,10 @@ static void traverse_range(int start, int end, int worker, void *ctx)
 		block_out *out = &c->blocks[k];
 		int a = trees[2 * k], b = trees[2 * k + 1];
 		broad_ctx bc = {c, t->direct ? &c->vf : &out->vf, t->direct ? &c->ee : &out->ee, c->owner_first_tri[a],
-		                c->owner_first_tri[b], false};
+		                c->owner_first_tri[b], 0, false};
 		sim_bvh_run_job_masks(c->trees[a], c->trees[b], jobs[k], on_triangle_pairs, &bc);
 		out->failed |= bc.failed;
+		out->tested += bc.tested;
 	}
 }
 
@@ -1636,6 +1680,12 @@ static bool merge_candidates(sim_collide *c, const sim_world *w, int blocks)
  * workers share the uneven work evenly. */
 #define BROAD_JOBS 64
 
+/* A tree's groups: for a cloth's, its patches' (patch.h) while certified; else none. */
+static const int *tree_groups(const sim_collide *c, int owner)
+{
+	return c->patched && !c->owner_rigid[owner] ? sim_patches_groups(c->patches) + c->owner_first_tri[owner] : NULL;
+}
+
 /* Fits every tree to its triangles' boxes, with a gap more: the broad phase keeps a
  * primitive pair only when the primitives' own boxes overlap, and the gap absorbs any
  * rounding between the two tests. */
@@ -1647,8 +1697,8 @@ static bool fit_trees(sim_collide *c, const sim_world *w)
 		/* with the triangles' vertices, the trees leave out the pairs that share one (the
 		 * neighbour list's): most overlapping pairs of a cloth are neighbours */
 		int first = c->owner_first_tri[o];
-		if (!sim_bvh_update_boxes_on(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
-		                             (float)CCD_GAP, w))
+		if (!sim_bvh_update_boxes_on(c->trees[o], tb + first, tri + 3 * (size_t)first, tree_groups(c, o),
+		                             c->owner_tri_count[o], (float)CCD_GAP, w))
 			return false;
 	}
 	return true;
@@ -1663,8 +1713,8 @@ static bool fit_dirty_trees(sim_collide *c, const sim_world *w, const unsigned c
 	const int *tri = c->tris.data;
 	for (int o = 0; o < c->owner_count; o++) {
 		int first = c->owner_first_tri[o];
-		if (!sim_bvh_update_marked(c->trees[o], tb + first, tri + 3 * (size_t)first, c->owner_tri_count[o],
-		                           (float)CCD_GAP, dirty + first, w))
+		if (!sim_bvh_update_marked(c->trees[o], tb + first, tri + 3 * (size_t)first, tree_groups(c, o),
+		                           c->owner_tri_count[o], (float)CCD_GAP, dirty + first, w))
 			return false;
 	}
 	return true;
@@ -1715,8 +1765,10 @@ static bool run_jobs(sim_collide *c, const sim_world *w, int first, int last)
 	c->jobs.data = jobs;
 	c->job_trees.data = trees;
 	bool ok = true;
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		ok &= !c->blocks[k].failed;
+		c->broad_tested += c->blocks[k].tested;
+	}
 	return ok && (!par || merge_candidates(c, w, n));
 }
 
@@ -1731,6 +1783,9 @@ static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, bo
 	new_window(c, h);
 	*boxes = (box_task){c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
 	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
+	c->patched = w->def.self_collisions && sim_patches_any(c->patches);
+	if (c->patched)
+		sim_patches_certify(c->patches, w, c->vaxis, NULL, 0, NULL);
 	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
 	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
 	return fit_trees(c, w);
@@ -1803,6 +1858,7 @@ static bool broad_phase(sim_collide *c, const sim_world *w, float h, float pad, 
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	bool carry = set_aside(c);
 	c->vf.count = c->ee.count = 0;
+	c->broad_tested = 0;
 	int njobs = make_jobs(c, w, parallel(w) ? BROAD_JOBS : 1);
 	if (njobs < 0 || !run_jobs(c, w, 0, njobs))
 		return false;
@@ -1871,6 +1927,7 @@ static bool early_broad_phase(sim_collide *c, const sim_world *w, float h, float
 	if (!new_boxes(c, w, h, pad, &boxes))
 		return false;
 	c->tau = -1; /* the next substep's clock makes it the window's first */
+	c->broad_tested = 0;
 	int64_t t1 = sim_now_ns();
 	st->stage_us[SIM_STAGE_REFIT] += (double)(t1 - t0) * 1e-3;
 	int njobs = make_jobs(c, w, BROAD_JOBS);
@@ -2217,9 +2274,24 @@ static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, floa
 	 * stay stand still and mean the same in a new window from this substep. */
 	if (c->tau + 1 > c->window)
 		new_window(c, h);
-	st->refreshed_triangles += nd;
 	refresh_task rt = {{c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad}, list, nd, dirty};
 	sim_parallel_for(w, escaped_box_range, c->nv, BOX_RANGE, &rt.b);
+	/* The new balls' patches are certified again; a triangle whose holder changed is
+	 * dirty too: the pairs its patch left out are to be found (and the trees take its new
+	 * group with its leaf's refit). */
+	if (c->patched && sim_patches_certify(c->patches, w, c->vaxis, list, nd, dirty) > 0) {
+		nd = 0;
+		for (int t = 0; t < nt; t++) {
+			list[nd] = t;
+			nd += dirty[t];
+		}
+		rt.nd = nd;
+		if ((float)nd > BROAD_REFRESH_MAX * (float)nt) {
+			memset(dirty, 0, (size_t)nt);
+			return broad_phase(c, w, h, pad, st);
+		}
+	}
+	st->refreshed_triangles += nd;
 	sim_parallel_for(w, dirty_box_range, nd, BOX_RANGE, &rt);
 	if (!fit_dirty_trees(c, w, dirty))
 		return false;
@@ -2309,6 +2381,8 @@ int sim_collide_debug_depth(const sim_collide *c)
 }
 
 int sim_collide_debug_early_windows(const sim_collide *c) { return c->early_windows; }
+
+long sim_collide_debug_tested(const sim_collide *c) { return c->broad_tested; }
 
 
 typedef struct old_place {
@@ -4297,5 +4371,8 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	sim_parallel_for(w, write_back_range, w->n, BOX_RANGE, &task);
 	if (!early_broad_phase(c, w, h, pad, st))
 		return SIM_ERROR_OUT_OF_MEMORY;
+	st->patches = c->patched ? sim_patches_certified(c->patches, &st->patch_blocks) : 0;
+	if (!c->patched)
+		st->patch_blocks = 0;
 	return SIM_OK;
 }

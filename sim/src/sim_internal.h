@@ -323,16 +323,20 @@ typedef struct sim_box {
 } sim_box;
 bool sim_bvh_update_boxes(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin);
 /* The same, a refit's leaves split into fixed ranges through w's task callbacks (w NULL:
- * on the caller); the tree is the same whatever the split. */
-bool sim_bvh_update_boxes_on(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
-                             const sim_world *w);
+ * on the caller); the tree is the same whatever the split.  With groups (NULL: none), a
+ * group per triangle: the pairs of two triangles with one non-negative group are never
+ * reported by the tree's traversals with itself (collide.c's certified patches, which
+ * cannot meet themselves); two trees' traversals and the queries ignore groups. */
+bool sim_bvh_update_boxes_on(sim_bvh *bvh, const sim_box *boxes, const int *tris, const int *groups, int count,
+                             float margin, const sim_world *w);
 /* The in-place refresh's refit: as sim_bvh_update_boxes_on, for triangles whose boxes
- * have changed since the last update only where marked[t] is set (same count, margin and
- * vertices): the tree is the one sim_bvh_update_boxes_on gives, but only the leaves that
- * hold a marked triangle are refitted (the internal nodes all are, for the rebuild rule).
- * The tree is left marked as by sim_bvh_mark(marked), for sim_bvh_marked_pairs. */
-bool sim_bvh_update_marked(sim_bvh *bvh, const sim_box *boxes, const int *tris, int count, float margin,
-                           const unsigned char *marked, const sim_world *w);
+ * or groups have changed since the last update only where marked[t] is set (same count,
+ * margin and vertices): the tree is the one sim_bvh_update_boxes_on gives, but only the
+ * leaves that hold a marked triangle are refitted (the internal nodes all are, for the
+ * rebuild rule).  The tree is left marked as by sim_bvh_mark(marked), for
+ * sim_bvh_marked_pairs. */
+bool sim_bvh_update_marked(sim_bvh *bvh, const sim_box *boxes, const int *tris, const int *groups, int count,
+                           float margin, const unsigned char *marked, const sim_world *w);
 /* Pairs of triangle indices (a < b) of one tree whose leaf boxes overlap, and pairs (a
  * of tree p, b of tree q) of two trees; in a fixed, deterministic order. */
 typedef void (*sim_bvh_pair_fn)(void *user, int a, int b);
@@ -406,6 +410,10 @@ int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, 
 /* For tests: how many broad phases were started early, by a window's last substep
  * (collide.c, early_broad_phase), and finished by the next. */
 int sim_collide_debug_early_windows(const sim_collide *c);
+/* For tests: the triangle pairs the trees reported and the neighbour-list entries tested
+ * in the last full broad phase that ran on the caller's substep (an early one adds its
+ * share to the next). */
+long sim_collide_debug_tested(const sim_collide *c);
 /* For tests: gives the candidates as they stand the bounds of the same pairs in the list
  * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
  * once by brute force (sorted old pairs), and returns how many differ (-1: that list is

@@ -1293,7 +1293,7 @@ static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext,
 	st->strain_iterations = 0;
 
 	st->contacts = st->collisions = st->impact_zones = st->largest_zone = st->self_contacts = st->candidates = 0;
-	st->broad_phases = st->refreshed_triangles = 0;
+	st->broad_phases = st->refreshed_triangles = st->patches = st->patch_blocks = 0;
 	bool colliding = collisions_active(w);
 	w->debug_log.count = 0;
 	w->debug_log.truncated = false;

@@ -193,6 +193,8 @@ typedef struct sim_stats {
 	int candidates;        /* broad-phase pairs the contacts tested (summed over substeps) */
 	int broad_phases;      /* full broad phases run (early ones included), and the */
 	int refreshed_triangles; /* triangles the in-place refreshes redid (both summed over substeps) */
+	int patches;           /* certified blocks of the grids' patches after the step, of */
+	int patch_blocks;      /* the blocks there are (0 without self collisions or grids; docs/collisions.md) */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
 } sim_stats;
 
