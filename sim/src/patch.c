@@ -283,13 +283,15 @@ static inline void measure_quads(const sim_patches *p, const patch_grid *g, int 
 }
 
 #if defined(__SSE2__)
-/* |d|^2 over lanes 0-2 (lane 3 masked off), in lane 0. */
-static inline __m128 norm2_xyz(__m128 d, __m128 xyz)
+/* The largest |d_k - a|^2 over lanes 0-2 of four vectors d_k, in every lane: the four
+ * differences transposed, so that their squares add lane by lane. */
+static inline __m128 max_dev4(__m128 d0, __m128 d1, __m128 d2, __m128 d3, __m128 a)
 {
-	d = _mm_and_ps(d, xyz);
-	__m128 q = _mm_mul_ps(d, d);
-	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-	return _mm_add_ss(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 1, 1, 1)));
+	d0 = _mm_sub_ps(d0, a), d1 = _mm_sub_ps(d1, a), d2 = _mm_sub_ps(d2, a), d3 = _mm_sub_ps(d3, a);
+	_MM_TRANSPOSE4_PS(d0, d1, d2, d3); /* d0: the x of all four, d1 y, d2 z, d3 lane 3 (unused) */
+	__m128 q = _mm_add_ps(_mm_add_ps(_mm_mul_ps(d0, d0), _mm_mul_ps(d1, d1)), _mm_mul_ps(d2, d2));
+	q = _mm_max_ps(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
+	return _mm_max_ps(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
 }
 
 /* measure_quads for a whole block of 2 x 2 quads, in float vectors (the ball's radius
@@ -302,7 +304,6 @@ static inline __m128 norm2_xyz(__m128 d, __m128 xyz)
  * that large is far from certified). */
 static void measure_block_sse(const sim_patches *p, const patch_grid *g, int b, int i0, int j0, const vsphere *balls)
 {
-	const __m128 xyz = _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0));
 	const __m128 sx = _mm_set1_ps((float)(1.0 / g->lx)), sy = _mm_set1_ps((float)(1.0 / g->ly));
 	__m128 c[2][3][3], r = _mm_setzero_ps();
 	for (int j = 0; j < 3; j++)
@@ -312,28 +313,24 @@ static void measure_block_sse(const sim_patches *p, const patch_grid *g, int b, 
 			c[1][j][i] = _mm_load_ps(v->c1);
 			r = _mm_max_ps(r, c[0][j][i]);
 		}
-	__m128 h[2][3][2], v[2][3][2], a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps();
+	/* edge m of row k along x (h), and of column k along y (v), at end e: 12 of each */
+	__m128 h[12], v[12], a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps();
 	for (int e = 0; e < 2; e++)
 		for (int k = 0; k < 3; k++)
 			for (int m = 0; m < 2; m++) {
-				/* edge m of row k along x, and of column k along y; the middle row and
-				 * column serve two quads each */
-				h[e][k][m] = _mm_mul_ps(_mm_sub_ps(c[e][k][m + 1], c[e][k][m]), sx);
-				v[e][k][m] = _mm_mul_ps(_mm_sub_ps(c[e][m + 1][k], c[e][m][k]), sy);
-				__m128 wt = _mm_set1_ps(k == 1 ? 2.0f : 1.0f);
-				a0 = _mm_add_ps(a0, _mm_mul_ps(wt, h[e][k][m]));
-				a1 = _mm_add_ps(a1, _mm_mul_ps(wt, v[e][k][m]));
+				int q = 6 * e + 2 * k + m;
+				h[q] = _mm_mul_ps(_mm_sub_ps(c[e][k][m + 1], c[e][k][m]), sx);
+				v[q] = _mm_mul_ps(_mm_sub_ps(c[e][m + 1][k], c[e][m][k]), sy);
+				/* the middle row and column serve two quads each */
+				a0 = _mm_add_ps(a0, k == 1 ? _mm_add_ps(h[q], h[q]) : h[q]);
+				a1 = _mm_add_ps(a1, k == 1 ? _mm_add_ps(v[q], v[q]) : v[q]);
 			}
 	const __m128 n = _mm_set1_ps(1.0f / 16.0f); /* weights: 8 a column an end, two ends */
 	a0 = _mm_mul_ps(a0, n);
 	a1 = _mm_mul_ps(a1, n);
-	__m128 dh = _mm_setzero_ps(), dv = _mm_setzero_ps();
-	for (int e = 0; e < 2; e++)
-		for (int k = 0; k < 3; k++)
-			for (int m = 0; m < 2; m++) {
-				dh = _mm_max_ss(dh, norm2_xyz(_mm_sub_ps(h[e][k][m], a0), xyz));
-				dv = _mm_max_ss(dv, norm2_xyz(_mm_sub_ps(v[e][k][m], a1), xyz));
-			}
+	__m128 dh = max_dev4(h[0], h[1], h[2], h[3], a0), dv = max_dev4(v[0], v[1], v[2], v[3], a1);
+	dh = _mm_max_ps(dh, _mm_max_ps(max_dev4(h[4], h[5], h[6], h[7], a0), max_dev4(h[8], h[9], h[10], h[11], a0)));
+	dv = _mm_max_ps(dv, _mm_max_ps(max_dev4(v[4], v[5], v[6], v[7], a1), max_dev4(v[8], v[9], v[10], v[11], a1)));
 	float fa0[4], fa1[4], fr[4];
 	_mm_storeu_ps(fa0, a0);
 	_mm_storeu_ps(fa1, a1);
