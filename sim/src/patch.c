@@ -490,14 +490,39 @@ static void retop(sim_patches *p, const patch_grid *g, int k, int bi, int bj, in
 }
 
 /* Every block measured and certified from the bottom up, then every holder. */
+/* Level-2 blocks [start, end) of a grid (row by row) with their children: measured and
+ * certified, each its own blocks. */
+static void measure_level2_range(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const measure_task *t = ctx;
+	sim_patches *p = (sim_patches *)t->p;
+	const patch_grid *g = t->g;
+	for (int q = start; q < end; q++) {
+		const int bi = q % g->bw[2], bj = q / g->bw[2];
+		int kids[4], nk = children(g, 2, bi, bj, kids);
+		for (int c = 0; c < nk; c++) {
+			measure_leaf(p, g, kids[c], t->balls);
+			p->cert[kids[c]] = certify_block(p, g, kids[c]);
+		}
+		p->cert[g->first[2] + q] = certify_parent(p, g, 2, bi, bj, g->first[2] + q);
+	}
+}
+
 static void certify_grid(sim_patches *p, const patch_grid *g, const sim_world *w, const vsphere *balls,
                          retop_out *out)
 {
-	const int n1 = g->bw[1] * g->bh[1];
 	measure_task task = {p, g, balls, NULL};
-	sim_parallel_for(w, measure_range, n1, PATCH_RANGE, &task);
-	memcpy(p->cert + g->first[1], p->fresh + g->first[1], (size_t)n1);
-	for (int k = 2; k <= g->levels; k++)
+	/* levels 1 and 2 in the parallel loop, a level-2 block with its children at a time
+	 * (a grid of one level has no level 2) */
+	if (g->levels >= 2) {
+		sim_parallel_for(w, measure_level2_range, g->bw[2] * g->bh[2], PATCH_RANGE / 4, &task);
+	} else {
+		const int n1 = g->bw[1] * g->bh[1];
+		sim_parallel_for(w, measure_range, n1, PATCH_RANGE, &task);
+		memcpy(p->cert + g->first[1], p->fresh + g->first[1], (size_t)n1);
+	}
+	for (int k = 3; k <= g->levels; k++)
 		for (int bj = 0, b = g->first[k]; bj < g->bh[k]; bj++)
 			for (int bi = 0; bi < g->bw[k]; bi++, b++)
 				p->cert[b] = certify_parent(p, g, k, bi, bj, b);
