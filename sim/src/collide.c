@@ -95,6 +95,12 @@
  * core; the pile's fold is unchanged within the noise (docs/benchmarks.md). */
 #define BROAD_REFRESH_MAX 0.6f
 
+/* After a full broad phase whose patches held less than a third of their level-1 blocks
+ * (a cloth crumpled at the scale of its mesh), this many go without them: there they
+ * would save less than measuring them costs (benchmarks.md, "Patches"), and a cloth that
+ * smooths out again has them back within as many frames. */
+#define PATCH_REST 7
+
 /* Items per range, at least, of the loops over vertices, triangles or edges that hand
  * each item to one worker (boxes, the contact search's inputs, gathering and writing
  * back the cloth). */
@@ -138,7 +144,7 @@ typedef struct block_out {
 	darray contacts;  /* proximity: contact_rec */
 	darray hits;      /* refresh: the marked traversal's triangle pairs */
 	int vf_at, ee_at; /* merge_candidates: where its candidates go in the lists */
-	int tested;       /* broad phase: the triangle pairs or neighbour-list entries it tested */
+	int tested;       /* broad phase: the leaf pairs reported or neighbour-list entries it tested */
 	bool failed;      /* out of memory */
 } block_out;
 
@@ -165,7 +171,7 @@ struct sim_collide {
 	bool pending;
 	int pending_first, pending_jobs;
 	int traversal_pairs; /* the candidates the last full traversal found (not the neighbour list's) */
-	long broad_tested;   /* the triangle pairs and neighbour-list entries the last full broad phase tested */
+	long broad_tested;   /* the leaf pairs and neighbour-list entries the last full broad phase tested */
 	int early_windows; /* finished so (for tests) */
 	int window;      /* W: the substeps its kinetic boxes cover */
 	float *mu;       /* friction coefficient of the owner */
@@ -210,6 +216,7 @@ struct sim_collide {
 	sim_patches *patches;
 	darray adj_blk;
 	bool patched; /* the last certification holds (self collisions on, grids to certify) */
+	int patch_rest; /* full broad phases left without patches (PATCH_REST) */
 	/* The neighbour list's candidates of the last full broad phase: [adj_lo, adj_hi) of vf
 	 * ([0]) and of ee ([1]), in list order still after the in-place refreshes' compactions
 	 * (drop_dirty), so that carry_bounds finds their old bounds by walking the old run
@@ -925,7 +932,7 @@ typedef struct broad_ctx {
 	sim_collide *c;
 	darray *vf, *ee;      /* where the candidates go */
 	int first_a, first_b; /* first triangle of the trees being traversed */
-	int tested;           /* triangle pairs reported */
+	int tested;           /* leaf pairs reported (a call each, up to 16 triangle pairs) */
 	bool failed;
 } broad_ctx;
 
@@ -1081,7 +1088,8 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 	unsigned char *hint = c->adj_hint.data;
 	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count;
-	const int *blk = c->patched ? c->adj_blk.data : NULL, *top = sim_patches_tops(c->patches);
+	const int *blk = c->patched && sim_patches_cover_entries(c->patches) ? c->adj_blk.data : NULL;
+	const int *top = sim_patches_tops(c->patches);
 	int nvf = *nvf_io, nee = *nee_io;
 	for (int wd = first >> 6; wd < (last + 63) >> 6; wd++) {
 		for (uint64_t m = bits[wd]; m; m &= m - 1) {
@@ -1104,19 +1112,56 @@ static void adjacent_dirty(sim_collide *c, int first, int last, pair *vf, int *n
 	*nee_io = nee;
 }
 
+/* Vertex-face entries [vf_first, vf_end) and edge-edge entries [ee_first, ee_end) of the
+ * neighbour list, appended where their boxes and axes meet; with pblk, those whose
+ * smallest block has a holder (top) are skipped, and their count returned.  Inlined with
+ * pblk NULL or not, so that the loop without patches tests nothing more. */
+static inline __attribute__((always_inline)) int adjacent_entries(sim_collide *c, int vf_first, int vf_end,
+                                                                  int ee_first, int ee_end, pair *vf, int *nvf_io,
+                                                                  pair *ee, int *nee_io, const int *pblk,
+                                                                  const int *top)
+{
+	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
+	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
+	unsigned char *hint = c->adj_hint.data;
+	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
+	const int nvf_all = c->adj_vf.count;
+	int nvf = *nvf_io, nee = *nee_io, skipped = 0;
+	/* the axes right after the boxes' test: it keeps about one entry in eight, so its
+	 * branch is well predicted, and nearly all it keeps are apart along an axis */
+	for (int q = vf_first; q < vf_end; q++) {
+		if (pblk && pblk[q] >= 0 && top[pblk[q]] >= 0) {
+			skipped++;
+			continue;
+		}
+		pair p = avf[q];
+		vf[nvf] = p;
+		nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
+	}
+	for (int q = ee_first; q < ee_end; q++) {
+		if (pblk && pblk[nvf_all + q] >= 0 && top[pblk[nvf_all + q]] >= 0) {
+			skipped++;
+			continue;
+		}
+		pair p = aee[q];
+		ee[nee] = p;
+		nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart_from(c, edge[p.a], edge[p.b], &hint[q]);
+	}
+	*nvf_io = nvf;
+	*nee_io = nee;
+	return skipped;
+}
+
 static void adjacent_range(int start, int end, int worker, void *ctx)
 {
 	(void)worker;
 	const adjacent_task *t = ctx;
 	sim_collide *c = t->c;
 	const bool dirty = t->dirty;
-	const kbox *tkin = c->tri_kin.data, *ekin = c->edge_kin.data;
-	const int *tri = c->tris.data, (*edge)[2] = c->edges.data;
-	unsigned char *hint = c->adj_hint.data;
-	const pair *avf = c->adj_vf.data, *aee = c->adj_ee.data;
 	const int nvf_all = c->adj_vf.count, total = nvf_all + c->adj_ee.count;
 	/* an entry whose smallest block a certified patch holds cannot meet (patch.h) */
-	const int *pblk = c->patched ? c->adj_blk.data : NULL, *top = sim_patches_tops(c->patches);
+	const int *pblk = c->patched && sim_patches_cover_entries(c->patches) ? c->adj_blk.data : NULL;
+	const int *top = sim_patches_tops(c->patches);
 	for (int blk = start; blk < end; blk++) {
 		block_out *out = &c->blocks[blk];
 		darray *vfa = t->direct ? &c->vf : &out->vf, *eea = t->direct ? &c->ee : &out->ee;
@@ -1133,27 +1178,8 @@ static void adjacent_range(int start, int end, int worker, void *ctx)
 			adjacent_dirty(c, first, last, vf, &vfa->count, ee, &eea->count);
 			continue;
 		}
-		/* the axes right after the boxes' test: it keeps about one entry in eight, so its
-		 * branch is well predicted, and nearly all it keeps are apart along an axis */
-		int skipped = 0;
-		for (int q = first; q < vf_end; q++) {
-			if (pblk && pblk[q] >= 0 && top[pblk[q]] >= 0) {
-				skipped++;
-				continue;
-			}
-			pair p = avf[q];
-			vf[nvf] = p;
-			nvf += kbox_overlap(&c->vkin[p.a], &tkin[p.b]) && !vf_apart(c, p.a, &tri[3 * p.b]);
-		}
-		for (int q = ee_first; q < last - nvf_all; q++) {
-			if (pblk && pblk[nvf_all + q] >= 0 && top[pblk[nvf_all + q]] >= 0) {
-				skipped++;
-				continue;
-			}
-			pair p = aee[q];
-			ee[nee] = p;
-			nee += kbox_overlap(&ekin[p.a], &ekin[p.b]) && !ee_apart_from(c, edge[p.a], edge[p.b], &hint[q]);
-		}
+		int skipped = pblk ? adjacent_entries(c, first, vf_end, ee_first, last - nvf_all, vf, &nvf, ee, &nee, pblk, top)
+		                   : adjacent_entries(c, first, vf_end, ee_first, last - nvf_all, vf, &nvf, ee, &nee, NULL, NULL);
 		out->tested = last - first - skipped;
 		vfa->count = nvf;
 		eea->count = nee;
@@ -1281,7 +1307,7 @@ static bool build_adjacency(sim_collide *c, int nv, int nt)
 static void on_triangle_pairs(void *user, const int *ta, const int *tb, unsigned m, bool sorted)
 {
 	broad_ctx *ctx = user;
-	ctx->tested += __builtin_popcount(m);
+	ctx->tested++;
 	while (m) {
 		int bit = __builtin_ctz(m);
 		m &= m - 1;
@@ -1783,9 +1809,13 @@ static bool new_boxes(sim_collide *c, const sim_world *w, float h, float pad, bo
 	new_window(c, h);
 	*boxes = (box_task){c, h, (0.5f + slack(c)) * pad, BROAD_STILL * slack(c) * pad};
 	sim_parallel_for(w, vertex_box_range, c->nv, BOX_RANGE, boxes);
-	c->patched = w->def.self_collisions && sim_patches_any(c->patches);
-	if (c->patched)
+	c->patched = w->def.self_collisions && sim_patches_any(c->patches) && c->patch_rest == 0;
+	c->patch_rest -= c->patch_rest > 0;
+	if (c->patched) {
 		sim_patches_certify(c->patches, w, c->vaxis, NULL, 0, NULL);
+		if (!sim_patches_cover_entries(c->patches))
+			c->patch_rest = PATCH_REST;
+	}
 	sim_parallel_for(w, triangle_box_range, nt, BOX_RANGE, boxes);
 	sim_parallel_for(w, edge_box_range, ne, BOX_RANGE, boxes);
 	return fit_trees(c, w);

@@ -53,6 +53,7 @@ struct sim_patches {
 	int *group;            /* per collision triangle */
 	int tri_count;
 	int certified;
+	bool entries; /* a third of the level-1 blocks or more have a holder (sim_patches_cover_entries) */
 };
 
 sim_patches *sim_patches_create(void) { return calloc(1, sizeof(sim_patches)); }
@@ -82,6 +83,7 @@ void sim_patches_destroy(sim_patches *p)
 }
 
 bool sim_patches_any(const sim_patches *p) { return p->grid_count > 0; }
+bool sim_patches_cover_entries(const sim_patches *p) { return p->entries; }
 const int *sim_patches_groups(const sim_patches *p) { return p->group; }
 const int *sim_patches_tops(const sim_patches *p) { return p->top; }
 
@@ -605,6 +607,14 @@ int sim_patches_certify(sim_patches *p, const sim_world *w, const vsphere *balls
 		for (int b = 0; b < p->block_count; b++)
 			p->certified += p->cert[b];
 	}
+	int held = 0, level1 = 0;
+	for (int gi = 0; gi < p->grid_count; gi++) {
+		const patch_grid *g = &p->grids[gi];
+		for (int b = g->first[1]; b < g->first[1] + g->bw[1] * g->bh[1]; b++)
+			held += p->top[b] >= 0;
+		level1 += g->bw[1] * g->bh[1];
+	}
+	p->entries = 3 * held >= level1 && held > 0;
 	return out.count;
 }
 

@@ -62,6 +62,13 @@ bool sim_patches_any(const sim_patches *p);
  * may skip, and maybe its group).  Returns how many triangles' holders changed. */
 int sim_patches_certify(sim_patches *p, const sim_world *w, const vsphere *balls, const int *list, int nd,
                         unsigned char *changed);
+/* Whether the neighbour list should look for its entries' holders: only while a third
+ * of the level-1 blocks or more have one.  A covered entry saves its boxes' test (about
+ * 20 instructions; the entries a patch holds are nearly all rejected by it at once), the
+ * look costs every entry about 4, so below about a fifth of the entries covered (a third
+ * of the blocks held, on the 129 x 129 drape) it costs more than it saves.  Skipping an
+ * entry is never needed, so either answer is safe. */
+bool sim_patches_cover_entries(const sim_patches *p);
 /* Per collision triangle, its group for the trees (-1: none): the highest certified block
  * that holds it, when that is a block of 8 x 8 quads or more (smaller ones hold too few
  * pairs that share no vertex to pay for the tests in the traversals). */

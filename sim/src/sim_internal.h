@@ -410,9 +410,9 @@ int sim_collide_debug_candidates(const sim_collide *c, int (*v)[4], double *lb, 
 /* For tests: how many broad phases were started early, by a window's last substep
  * (collide.c, early_broad_phase), and finished by the next. */
 int sim_collide_debug_early_windows(const sim_collide *c);
-/* For tests: the triangle pairs the trees reported and the neighbour-list entries tested
- * in the last full broad phase that ran on the caller's substep (an early one adds its
- * share to the next). */
+/* For tests: the leaf pairs the trees reported (a call each, with up to 16 triangle
+ * pairs) and the neighbour-list entries tested in the last full broad phase that ran on
+ * the caller's substep (an early one adds its share to the next). */
 long sim_collide_debug_tested(const sim_collide *c);
 /* For tests: gives the candidates as they stand the bounds of the same pairs in the list
  * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
