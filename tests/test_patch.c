@@ -46,6 +46,33 @@ static sim_world *grid_world(int n, float size)
 	return w;
 }
 
+/* An n x n grid of 1 cm quads (grid_world) laid out in patches, with room for a ball per
+ * vertex. */
+typedef struct sheet {
+	sim_world *w;
+	sim_patches *p;
+	vsphere *balls;
+	int nt;
+	const int *tri;
+} sheet;
+
+static bool sheet_make(sheet *s, int n)
+{
+	*s = (sheet){grid_world(n, 0.01f * (float)(n - 1)), sim_patches_create(), malloc(sizeof(vsphere) * (size_t)(n * n)),
+	             0, NULL};
+	if (!s->w || !s->p || !s->balls)
+		return false;
+	s->nt = sim_world_triangle_total(s->w), s->tri = sim_world_triangles(s->w);
+	return sim_patches_layout(s->p, s->w, s->tri, s->nt) && sim_patches_any(s->p);
+}
+
+static void sheet_free(sheet *s)
+{
+	free(s->balls);
+	sim_patches_destroy(s->p);
+	sim_world_destroy(&s->w);
+}
+
 /* A shape of the sheet: vertex (i, j) of an n x n grid of spacing l mapped through a
  * random smooth deformation (stretch, shear, bending about two axes, a wave) plus noise of
  * the given size per vertex. */
@@ -171,14 +198,12 @@ static void test_certificate_is_sound(void)
 	for (int trial = 0; trial < 32; trial++) {
 		int n = trial % 2 ? 14 : 13;
 		double l = 0.01, al = l / sqrt(2.0);
-		sim_world *w = grid_world(n, (float)(l * (n - 1)));
-		REQUIRE(w);
-		sim_patches *p = sim_patches_create();
-		REQUIRE(p);
-		const int nt = sim_world_triangle_total(w), *tri = sim_world_triangles(w);
-		REQUIRE(sim_patches_layout(p, w, tri, nt) && sim_patches_any(p));
-		vsphere *balls = malloc(sizeof(vsphere) * (size_t)(n * n));
-		REQUIRE(balls);
+		sheet sh;
+		REQUIRE(sheet_make(&sh, n));
+		sim_world *w = sh.w;
+		sim_patches *p = sh.p;
+		vsphere *balls = sh.balls;
+		const int nt = sh.nt, *tri = sh.tri;
 		shape a, b;
 		float r;
 		bool tight = trial < 8;
@@ -219,9 +244,7 @@ static void test_certificate_is_sound(void)
 				CHECK_MSG(d > 2.0 * (double)r, "trial %d: triangles %d and %d certified apart, %.9g <= 2 r = %.9g",
 				          trial, ta, tb, d, 2.0 * (double)r);
 			}
-		free(balls);
-		sim_patches_destroy(p);
-		sim_world_destroy(&w);
+		sheet_free(&sh);
 	}
 	printf("%ld certified triangle pairs measured, closest at %.4f x 2 r; %ld of 32 sheets certified somewhere, %ld "
 	       "partly\n",
@@ -251,12 +274,12 @@ static void test_bound_holds_the_gradients(void)
 	for (int trial = 0; trial < 12; trial++) {
 		int n = trial % 2 ? 18 : 17;
 		double l = 0.01, al = l / sqrt(2.0);
-		sim_world *w = grid_world(n, (float)(l * (n - 1)));
-		sim_patches *p = sim_patches_create();
-		vsphere *balls = malloc(sizeof(vsphere) * (size_t)(n * n));
-		REQUIRE(w && p && balls);
-		const int nt = sim_world_triangle_total(w), *tri = sim_world_triangles(w);
-		REQUIRE(sim_patches_layout(p, w, tri, nt));
+		sheet sh;
+		REQUIRE(sheet_make(&sh, n));
+		sim_world *w = sh.w;
+		sim_patches *p = sh.p;
+		vsphere *balls = sh.balls;
+		const int *tri = sh.tri;
 		double scale = trial < 4 ? 0.3 : trial < 8 ? 1.0 : 3.0;
 		shape a = random_shape(l, scale), b = random_shape(l, scale);
 		if (trial % 3)
@@ -318,9 +341,7 @@ static void test_bound_holds_the_gradients(void)
 			certified += info.certified;
 			blocks_checked++;
 		}
-		free(balls);
-		sim_patches_destroy(p);
-		sim_world_destroy(&w);
+		sheet_free(&sh);
 	}
 	printf("%ld blocks' bounds checked, %ld certified, %ld level-1 bounds looser than sqrt 2, %ld blocks not measured\n",
 	       blocks_checked, certified, loose, unmeasured);
@@ -334,13 +355,12 @@ static void test_flat_sheet_is_one_patch(void)
 {
 	const int n = 33;
 	const double l = 0.01;
-	sim_world *w = grid_world(n, (float)(l * (n - 1)));
-	REQUIRE(w);
-	sim_patches *p = sim_patches_create();
-	vsphere *balls = malloc(sizeof(vsphere) * (size_t)(n * n));
-	REQUIRE(p && balls);
-	const int nt = sim_world_triangle_total(w), *tri = sim_world_triangles(w);
-	REQUIRE(sim_patches_layout(p, w, tri, nt));
+	sheet sh;
+	REQUIRE(sheet_make(&sh, n));
+	sim_world *w = sh.w;
+	sim_patches *p = sh.p;
+	vsphere *balls = sh.balls;
+	const int nt = sh.nt;
 	shape s = {{1.0, 1.0}, 0.0, {0.0, 0.0}, 0.0, 1.0, 0.0, 0.0, {0.3, 1.0, -0.2}};
 	make_balls(n, l, &s, &s, 0.003f, balls);
 	int changed = sim_patches_certify(p, w, balls, NULL, 0, NULL);
@@ -359,9 +379,7 @@ static void test_flat_sheet_is_one_patch(void)
 	make_balls(n, l, &s, &s, 0.0036f, balls);
 	CHECK(sim_patches_certify(p, w, balls, NULL, 0, NULL) == nt);
 	CHECK(sim_patches_certified(p, NULL) == 0 && !covered(p, 0, nt - 1));
-	free(balls);
-	sim_patches_destroy(p);
-	sim_world_destroy(&w);
+	sheet_free(&sh);
 }
 
 /* A sheet folded back on itself across a crease at x = 0.16: the two layers 4 mm apart
@@ -370,13 +388,12 @@ static void test_fold_is_not_a_patch(void)
 {
 	const int n = 33;
 	const double l = 0.01, crease = 0.16, gap = 0.004;
-	sim_world *w = grid_world(n, (float)(l * (n - 1)));
-	REQUIRE(w);
-	sim_patches *p = sim_patches_create();
-	vsphere *balls = malloc(sizeof(vsphere) * (size_t)(n * n));
-	REQUIRE(p && balls);
-	const int nt = sim_world_triangle_total(w), *tri = sim_world_triangles(w);
-	REQUIRE(sim_patches_layout(p, w, tri, nt));
+	sheet sh;
+	REQUIRE(sheet_make(&sh, n));
+	sim_world *w = sh.w;
+	sim_patches *p = sh.p;
+	vsphere *balls = sh.balls;
+	const int nt = sh.nt, *tri = sh.tri;
 	for (int j = 0; j < n; j++)
 		for (int i = 0; i < n; i++) {
 			double u = i * l, x, y;
@@ -412,9 +429,7 @@ static void test_fold_is_not_a_patch(void)
 	/* a pair far from the fold, in one flat level-3 block (8 x 8 quads): left out */
 	int q0 = 2 * (0 * (n - 1) + 0), q1 = 2 * (7 * (n - 1) + 7);
 	CHECK(covered(p, q0, q1));
-	free(balls);
-	sim_patches_destroy(p);
-	sim_world_destroy(&w);
+	sheet_free(&sh);
 }
 
 /* With a list (an in-place refresh) only the listed triangles' blocks are measured again
@@ -425,14 +440,15 @@ static void test_refresh_only_loses(void)
 {
 	const int n = 17;
 	const double l = 0.01;
-	sim_world *w = grid_world(n, (float)(l * (n - 1)));
-	REQUIRE(w);
-	sim_patches *p = sim_patches_create();
-	vsphere *balls = malloc(sizeof(vsphere) * (size_t)(n * n));
-	const int nt = sim_world_triangle_total(w), *tri = sim_world_triangles(w);
+	sheet sh;
+	REQUIRE(sheet_make(&sh, n));
+	sim_world *w = sh.w;
+	sim_patches *p = sh.p;
+	vsphere *balls = sh.balls;
+	const int nt = sh.nt, *tri = sh.tri;
 	unsigned char *changed = calloc((size_t)nt, 1);
 	int *list = malloc(sizeof(int) * (size_t)nt);
-	REQUIRE(p && balls && changed && list && sim_patches_layout(p, w, tri, nt));
+	REQUIRE(changed && list);
 	shape s = {{1.0, 1.0}, 0.0, {0.0, 0.0}, 0.0, 1.0, 0.0, 0.0, {0.0, 0.0, 0.0}};
 	make_balls(n, l, &s, &s, 0.002f, balls);
 	sim_patches_certify(p, w, balls, NULL, 0, NULL);
@@ -477,9 +493,7 @@ static void test_refresh_only_loses(void)
 	CHECK(sim_patches_certified(p, NULL) == blocks);
 	free(list);
 	free(changed);
-	free(balls);
-	sim_patches_destroy(p);
-	sim_world_destroy(&w);
+	sheet_free(&sh);
 }
 
 /* The smallest common block of two triangles, against the quads' coordinates: the
