@@ -135,7 +135,7 @@ typedef struct bvh_leaf {
 	int tri[4];  /* triangle index per lane (-1 when unused) */
 	int count;   /* lanes in use, 1 to 4 */
 	int node;    /* the leaf's node */
-	int group[4]; /* the triangle's group per lane (sim_bvh_set_groups; -1: none, and unused lanes) */
+	int group[4]; /* the triangle's group per lane (the update's groups; -1: none, and unused lanes) */
 	int grouped;  /* some lane has a group */
 	/* the triangles' vertices, lane by lane, when the tree knows them (sim_bvh_update_boxes
 	 * with tris): a leaf pair then drops the pairs that share one with a few vector
@@ -153,7 +153,7 @@ typedef struct bvh_item {
 typedef struct bvh_link {
 	int index; /* internal: the right child (the left one is this node + 1); leaf: the leaf */
 	int leaf;  /* 1 for a leaf, 0 for an internal node */
-	int group; /* the group every triangle of the subtree is in (sim_bvh_set_groups), or -1 */
+	int group; /* the group every triangle of the subtree is in (the update's groups), or -1 */
 } bvh_link;
 
 struct sim_bvh {

@@ -47,7 +47,7 @@ struct sim_patches {
 	unsigned char *cert;   /* per block: certified */
 	unsigned char *fresh;  /* per level-1 block: its last measure passes (scratch) */
 	unsigned char *stale;  /* per block: to be measured again (scratch) */
-	int *todo;             /* scratch: blocks to measure (a refresh's), then blocks that lost a certificate */
+	int *todo;             /* scratch: the blocks a refresh measures, level by level */
 	int block_count;
 	int *tri_block;        /* per collision triangle: its level-1 block, or -1 */
 	int *group;            /* per collision triangle */
@@ -166,7 +166,7 @@ bool sim_patches_layout(sim_patches *p, const sim_world *w, const int *tris, int
 	p->cert = calloc(nb, 1);
 	p->fresh = calloc(nb, 1);
 	p->stale = calloc(nb, 1);
-	p->todo = malloc(sizeof(int) * 2 * nb); /* the blocks to measure, then those that lost their certificate */
+	p->todo = malloc(sizeof(int) * nb);
 	if (!p->blocks || !p->parent || !p->top || !p->level || !p->cert || !p->fresh || !p->stale || !p->todo) {
 		clear(p);
 		return false;
@@ -363,8 +363,6 @@ static void measure_leaf(const sim_patches *p, const patch_grid *g, int b, const
 	measure_quads(p, g, b, i0, j0, nqx, nqy, balls);
 }
 
-/* An upper block from its children's: the weighted mean, and the children's bounds
- * carried over by the triangle inequality. */
 /* The children of block (bi, bj) of level k, into kids; returns how many (1 to 4). */
 static int children(const patch_grid *g, int k, int bi, int bj, int kids[4])
 {
@@ -376,6 +374,8 @@ static int children(const patch_grid *g, int k, int bi, int bj, int kids[4])
 	return nk;
 }
 
+/* An upper block from its children's: the weighted mean, and the children's bounds
+ * carried over by the triangle inequality. */
 static void measure_parent(const sim_patches *p, int b, const int *kids, int nk)
 {
 	patch_block *out = &p->blocks[b];
@@ -450,14 +450,14 @@ static bool certify_parent(const sim_patches *p, const patch_grid *g, int k, int
 	return certify_block(p, g, b);
 }
 
-typedef struct retop_out {
+typedef struct holder_out {
 	unsigned char *changed;
 	int count;
-} retop_out;
+} holder_out;
 
 /* Level-1 block rel (of its grid's, row by row) has a new holder, top: its triangles take
  * its group and are flagged. */
-static void regroup(sim_patches *p, const patch_grid *g, int rel, int top, retop_out *out)
+static void regroup(sim_patches *p, const patch_grid *g, int rel, int top, holder_out *out)
 {
 	const int bi = rel % g->bw[1], bj = rel / g->bw[1];
 	const int group = top >= 0 && p->level[top] >= PATCH_TREE_LEVEL ? top : -1;
@@ -472,26 +472,20 @@ static void regroup(sim_patches *p, const patch_grid *g, int rel, int top, retop
 			}
 }
 
-/* Block (bi, bj) of level k and everything below it get their highest certified holder,
- * given that of the block's parent (up); a level-1 block whose holder changes moves its
- * triangles' group. */
-static void retop(sim_patches *p, const patch_grid *g, int k, int bi, int bj, int up, retop_out *out)
+/* Every block's highest certified holder, from the top level down (a parent before its
+ * children); a level-1 block whose holder changes moves its triangles' group. */
+static void set_holders(sim_patches *p, const patch_grid *g, holder_out *out)
 {
-	const int b = g->first[k] + bj * g->bw[k] + bi, top = up >= 0 ? up : (p->cert[b] ? b : -1);
-	if (k == 1) {
-		if (top != p->top[b])
-			regroup(p, g, bj * g->bw[1] + bi, top, out);
-		p->top[b] = top;
-		return;
+	for (int k = g->levels; k >= 1; k--) {
+		for (int b = g->first[k]; b < g->first[k] + g->bw[k] * g->bh[k]; b++) {
+			int up = p->parent[b], top = up >= 0 && p->top[up] >= 0 ? p->top[up] : (p->cert[b] ? b : -1);
+			if (k == 1 && top != p->top[b])
+				regroup(p, g, b - g->first[1], top, out);
+			p->top[b] = top;
+		}
 	}
-	p->top[b] = top;
-	for (int dj = 0; dj < 2; dj++)
-		for (int di = 0; di < 2; di++)
-			if (2 * bi + di < g->bw[k - 1] && 2 * bj + dj < g->bh[k - 1])
-				retop(p, g, k - 1, 2 * bi + di, 2 * bj + dj, top, out);
 }
 
-/* Every block measured and certified from the bottom up, then every holder. */
 /* Level-2 blocks [start, end) of a grid (row by row) with their children: measured and
  * certified, each its own blocks. */
 static void measure_level2_range(int start, int end, int worker, void *ctx)
@@ -511,8 +505,9 @@ static void measure_level2_range(int start, int end, int worker, void *ctx)
 	}
 }
 
+/* Every block measured and certified from the bottom up, then every holder. */
 static void certify_grid(sim_patches *p, const patch_grid *g, const sim_world *w, const vsphere *balls,
-                         retop_out *out)
+                         holder_out *out)
 {
 	measure_task task = {p, g, balls, NULL};
 	/* levels 1 and 2 in the parallel loop, a level-2 block with its children at a time
@@ -528,28 +523,19 @@ static void certify_grid(sim_patches *p, const patch_grid *g, const sim_world *w
 		for (int bj = 0, b = g->first[k]; bj < g->bh[k]; bj++)
 			for (int bi = 0; bi < g->bw[k]; bi++, b++)
 				p->cert[b] = certify_parent(p, g, k, bi, bj, b);
-	/* the holders from the top down, parents before children (the top level first) */
-	for (int k = g->levels; k >= 1; k--) {
-		for (int b = g->first[k]; b < g->first[k] + g->bw[k] * g->bh[k]; b++) {
-			int up = p->parent[b], top = up >= 0 && p->top[up] >= 0 ? p->top[up] : (p->cert[b] ? b : -1);
-			if (k == 1 && top != p->top[b])
-				regroup(p, g, b - g->first[1], top, out);
-			p->top[b] = top;
-		}
-	}
+	set_holders(p, g, out);
 }
 
 /* The in-place refresh's: the todo level-1 blocks (m of them, flagged stale) measured
  * again, their ancestors after them, level by level (each flagged stale once, listed in
  * todo in turn); a certified block keeps its certificate only if it still holds, one
- * that was not stays so.  A block that lost it and has no certified ancestor gets its
- * subtree's holders again. */
+ * that was not stays so.  When one lost it, the holders are set again. */
 static void recertify_grid(sim_patches *p, const patch_grid *g, const sim_world *w, const vsphere *balls, int m,
-                           retop_out *out)
+                           holder_out *out)
 {
 	measure_task task = {p, g, balls, p->todo};
 	sim_parallel_for(w, measure_range, m, PATCH_RANGE, &task);
-	int *lost = p->todo + p->block_count, nlost = 0;
+	bool lost = false;
 	for (int k = 1; k <= g->levels && m > 0; k++) {
 		int next = 0;
 		for (int q = 0; q < m; q++) {
@@ -557,7 +543,7 @@ static void recertify_grid(sim_patches *p, const patch_grid *g, const sim_world 
 			p->stale[b] = 0;
 			if (p->cert[b] && !(k == 1 ? p->fresh[b] : certify_parent(p, g, k, bi, bj, b))) {
 				p->cert[b] = 0;
-				lost[nlost++] = b;
+				lost = true;
 				p->certified--;
 			}
 			const int up = p->parent[b];
@@ -568,20 +554,14 @@ static void recertify_grid(sim_patches *p, const patch_grid *g, const sim_world 
 		}
 		m = next;
 	}
-	/* from the top down, so that a lost block under another is redone once its parent is */
-	for (int q = nlost - 1; q >= 0; q--) {
-		const int b = lost[q], up = p->parent[b];
-		if (up >= 0 && p->top[up] >= 0)
-			continue; /* a certified ancestor still holds it all */
-		int k = p->level[b], rel = b - g->first[k];
-		retop(p, g, k, rel % g->bw[k], rel / g->bw[k], -1, out);
-	}
+	if (lost)
+		set_holders(p, g, out);
 }
 
 int sim_patches_certify(sim_patches *p, const sim_world *w, const vsphere *balls, const int *list, int nd,
                         unsigned char *changed)
 {
-	retop_out out = {changed, 0};
+	holder_out out = {changed, 0};
 	if (list) {
 		for (int k = 0; k < nd; k++)
 			if (list[k] >= 0 && list[k] < p->tri_count && p->tri_block[list[k]] >= 0)
