@@ -852,7 +852,9 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 
 typedef struct escape_task {
 	sim_collide *c;
-	float h, start_margin, extra;
+	float h, start_margin;
+	float extra; /* >= 0: escaped marks the test with this much more margin (the count: without) */
+	int since;   /* only the vertices stamped after this clock (-1: all) */
 	int size;    /* vertices per block */
 	int *counts; /* per block */
 } escape_task;
@@ -862,7 +864,11 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	(void)worker;
 	const escape_task *t = ctx;
 	sim_collide *c = t->c;
-	const float h = t->h, margin = 4.0f * (float)CCD_GAP + t->extra, start_margin = t->start_margin + t->extra;
+	const float h = t->h, margin = 4.0f * (float)CCD_GAP, start_margin = t->start_margin;
+	/* with extra, escaped marks the stricter test (which implies the other: a larger
+	 * margin leaves a smaller radius) and the count stays the plain one's */
+	const bool two = t->extra >= 0.0f;
+	const float margin2 = 4.0f * (float)CCD_GAP + t->extra, start_margin2 = t->start_margin + t->extra;
 	const bool check_start = t->start_margin >= 0.0f;
 	const float f0 = (float)c->tau / (float)c->window, f1 = (float)(c->tau + 1) / (float)c->window;
 	const bool ended = c->tau + 1 > c->window;
@@ -870,6 +876,8 @@ static void escape_range(int start, int end, int worker, void *ctx)
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
 		for (int i = first; i < last; i++) {
+			if (c->vstamp[i] <= t->since)
+				continue; /* unchanged since it was found in, or boxed anew (escaped 0) */
 			const vsphere *v = &c->vaxis[i];
 			const float *a = c->x0[i];
 			float e[3];
@@ -878,10 +886,15 @@ static void escape_range(int start, int end, int worker, void *ctx)
 				e[k] = a[k] + h * c->vbar[i][k];
 				in &= (!ended) | (v->c0[k] == v->c1[k]); /* still boxes last */
 			}
+			bool base = in;
 			in = in && ball_holds(v, c->vball[i], f1, e, margin);
 			in = in && (!check_start || ball_holds(v, c->vball[i], f0, a, start_margin));
-			c->escaped[i] = !in;
 			escaped += !in;
+			if (two) {
+				in = base && ball_holds(v, c->vball[i], f1, e, margin2);
+				in = in && (!check_start || ball_holds(v, c->vball[i], f0, a, start_margin2));
+			}
+			c->escaped[i] = !in;
 		}
 		t->counts[blk] = escaped;
 	}
@@ -897,8 +910,12 @@ static void escape_range(int start, int end, int worker, void *ctx)
  * find); and, with start_margin >= 0, its start position with that margin around it
  * (the contacts: a pair closer than its separation, at most the pad, at the start has
  * balls that meet at tau when each holds its start with half the pad around it).  Past
- * the window's end only the vertices whose boxes stand still can stay. */
-static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start_margin, float extra)
+ * the window's end only the vertices whose boxes stand still can stay.  With extra >= 0
+ * the marks are those of the test with extra more margin (a vertex that has used up that
+ * much of its slack is marked too), the count still the plain test's.  With since >= 0,
+ * only the vertices stamped after that clock are asked: the others must be unchanged
+ * since the last refresh, which left every vertex in its ball (escaped all 0). */
+static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start_margin, float extra, int since)
 {
 	/* at most 64 blocks, so that their counts fit on the stack */
 	int size = ESCAPE_BLOCK, nblocks = (c->nv + size - 1) / size;
@@ -907,7 +924,7 @@ static int mark_escaped(sim_collide *c, const sim_world *w, float h, float start
 		nblocks = (c->nv + size - 1) / size;
 	}
 	int counts[64];
-	escape_task task = {c, h, start_margin, extra, size, counts};
+	escape_task task = {c, h, start_margin, extra, since, size, counts};
 	sim_parallel_for(w, escape_range, nblocks, 1, &task);
 	int escaped = 0;
 	for (int blk = 0; blk < nblocks; blk++)
@@ -2267,28 +2284,32 @@ static int scan_dirty(sim_collide *c, const sim_world *w)
  * triangles change, or there are no candidates yet, the full broad phase runs instead.
  * start_margin: as for mark_escaped. */
 static bool refresh_candidates(sim_collide *c, const sim_world *w, float h, float pad, float start_margin,
-                               sim_stats *st)
+                               int since, sim_stats *st)
 {
 	bool valid = c->have_candidates && c->candidates_self == w->def.self_collisions;
 	c->new_vf = c->new_ee = 0;
+	if (c->pending)
+		since = -1; /* the next window's boxes: every vertex is asked */
 	if (c->pending && valid && !finish_broad_phase(c, w, st))
 		return false;
 	c->pending = false; /* otherwise the broad phase below starts afresh */
-	if (valid && mark_escaped(c, w, h, start_margin, 0.0f) == 0) {
+	if (!valid)
+		return broad_phase(c, w, h, pad, st);
+	/* Every vertex that has used up half its slack gets a new box too, once one has left
+	 * its box (so the same pass marks those, `extra`): a moving vertex would leave its box
+	 * soon anyway, and one refresh for many is cheaper than many; vertices at rest keep
+	 * theirs.  Only at the start of a substep (during the sweeps only those out), and not
+	 * in the window's last one: there a new box would serve that substep alone, since
+	 * every moving box is renewed when the window ends (in a fold that was the largest
+	 * refresh of each window, for nothing). */
+	const float extra = start_margin >= 0.0f && c->tau + 1 < c->window ? 0.5f * slack(c) * pad : -1.0f;
+	if (mark_escaped(c, w, h, start_margin, extra, since) == 0) {
+		if (extra >= 0.0f && c->nv > 0)
+			memset(c->escaped, 0, (size_t)c->nv); /* none has left: no new box at all */
 		c->new_vf = c->vf.count;
 		c->new_ee = c->ee.count;
 		return true;
 	}
-	if (!valid)
-		return broad_phase(c, w, h, pad, st);
-	/* Every vertex that has used up half its slack gets a new box too: a moving vertex
-	 * would leave its box soon anyway, and one refresh for many is cheaper than many;
-	 * vertices at rest keep theirs.  Only at the start of a substep (during the sweeps
-	 * only those out), and not in the window's last one: there a new box would serve
-	 * that substep alone, since every moving box is renewed when the window ends (in a
-	 * fold that was the largest refresh of each window, for nothing). */
-	if (start_margin >= 0.0f && c->tau + 1 < c->window)
-		mark_escaped(c, w, h, start_margin, 0.5f * slack(c) * pad);
 	int64_t t0 = sim_now_ns();
 	int nt = c->tris.count;
 	unsigned char *dirty = c->tri_dirty.data;
@@ -4206,14 +4227,17 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again
  * sweep that only looks, and the fail-safe (rigid impact zones, grown until nothing
  * collides) if it still finds a hit.  Each sweep tests the candidates whose vertices
  * took an impulse since they were found clear (the stamps), after a refresh for the
- * vertices whose paths left their boxes.  Returns the hits left (0 unless the fail-safe
- * ran out of rounds), or -1 out of memory. */
-static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float pad, sim_stats *st)
+ * vertices whose paths left their boxes; the first refresh asks only the vertices stamped
+ * after since (-1: all; mark_escaped), every later one those the sweep before it
+ * stamped.  Returns the hits left (0 unless the fail-safe ran out of rounds), or -1 out
+ * of memory. */
+static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float pad, int since, sim_stats *st)
 {
 	int hits = 0;
 	for (int it = 0; it <= w->def.collision_iterations; it++) {
-		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
+		if (!refresh_candidates(c, w, h, pad, -1.0f, since, st))
 			return -1;
+		since = c->clock; /* from here on the sweep's impulses stamp what they change */
 		/* the first sweep tests the whole list, later ones what refreshes added too */
 		if (c->log)
 			log_candidates(c, SIM_PAIR_BROAD_COLLISION, it ? c->new_vf : 0, it ? c->new_ee : 0);
@@ -4240,7 +4264,7 @@ static int resolve_collisions(sim_collide *c, const sim_world *w, float h, float
 		if (!hits)
 			break;
 		rigidify(c, h, &zones, &st->largest_zone);
-		if (!refresh_candidates(c, w, h, pad, -1.0f, st))
+		if (!refresh_candidates(c, w, h, pad, -1.0f, -1, st))
 			return -1;
 	}
 	st->impact_zones += zones;
@@ -4270,6 +4294,9 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 		int touched = obstacle_pass(c, w, h, true, true);
 		st->contacts += touched;
 		moved = 0;
+		/* what the last resolve_collisions left is in its ball and has not changed since:
+		 * its first refresh asks only the vertices this pass moves */
+		const int since = c->clock;
 		if (touched) {
 			c->clock++; /* one stamp for every vertex the pass moved */
 			for (int i = 0; i < n; i++) {
@@ -4285,7 +4312,7 @@ static int hold_obstacle_moves(sim_collide *c, const sim_world *w, float h, floa
 		st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
 		if (!moved || round == OBSTACLE_ROUNDS)
 			break;
-		if (resolve_collisions(c, w, h, pad, st) < 0) {
+		if (resolve_collisions(c, w, h, pad, since, st) < 0) {
 			failed = true;
 			break;
 		}
@@ -4366,7 +4393,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	int64_t t0 = sim_now_ns();
 	st->contacts += obstacle_pass(c, w, h, false, false);
 	st->stage_us[SIM_STAGE_PROXIMITY] += (double)(sim_now_ns() - t0) * 1e-3;
-	if (!refresh_candidates(c, w, h, pad, start_margin, st))
+	if (!refresh_candidates(c, w, h, pad, start_margin, -1, st))
 		return SIM_ERROR_OUT_OF_MEMORY;
 	if (c->log)
 		log_candidates(c, SIM_PAIR_BROAD_PROXIMITY, 0, 0);
@@ -4390,7 +4417,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	c->touch_valid = vprim_index(c) && reserve(&c->prim_touched, 1, np);
 	if (c->touch_valid && np > 0)
 		memset(c->prim_touched.data, 0, (size_t)np);
-	int r = resolve_collisions(c, w, h, pad, st);
+	int r = resolve_collisions(c, w, h, pad, -1, st);
 	if (r < 0)
 		return SIM_ERROR_OUT_OF_MEMORY;
 	r = hold_obstacle_moves(c, w, h, pad, st);
