@@ -1,10 +1,13 @@
 # The broad phase's tree (issue 3): tests/test_bvh.c again on the tree's other vector
 # paths, which the processor running the tests may not take by itself: without AVX-512
-# (the SSE leaf tests) and without any vector code (the scalar ones).  bvh.c is compiled
-# into each test with the switch, so the library's copy is not linked.
-foreach(variant sse scalar)
-  if(variant STREQUAL "sse")
+# (the AVX2 leaf tests, where the processor has AVX2), without either (the SSE ones) and
+# without any vector code (the scalar ones).  bvh.c is compiled into each test with the
+# switches, so the library's copy is not linked.
+foreach(variant avx2 sse scalar)
+  if(variant STREQUAL "avx2")
     set(defs BVH_NO_AVX512)
+  elseif(variant STREQUAL "sse")
+    set(defs BVH_NO_AVX512 BVH_NO_AVX2)
   else()
     set(defs BVH_NO_SSE)
   endif()
