@@ -826,6 +826,34 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 {
 	const float tau = (float)c->tau, ahead = (float)(c->window - c->tau);
 	kbox *kb = &c->vkin[i];
+#if defined(__SSE2__)
+	/* The scalar form below, lane by lane: the same IEEE operations in the same order
+	 * (_mm_min_ps(a, s1) is a < s1 ? a : s1, _mm_max_ps(s1, a) is s1 > a ? s1 : a, and
+	 * the size's maxima skip a NaN as vsphere_size does), lane 3 cleared. */
+	const __m128 xyz = _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0));
+	const __m128 magnitude = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+	const __m128 a = _mm_loadu_ps(c->x0[i]), hv = _mm_mul_ps(_mm_set1_ps(h), _mm_loadu_ps(c->vbar[i]));
+	const __m128 far = _mm_cmpgt_ps(_mm_mul_ps(_mm_and_ps(hv, magnitude), _mm_set1_ps(ahead)), _mm_set1_ps(still));
+	const bool moving = (_mm_movemask_ps(far) & 7) != 0;
+	const __m128 d = moving ? hv : _mm_setzero_ps(), r = _mm_set1_ps(reach);
+	const __m128 s0 = _mm_and_ps(_mm_sub_ps(a, _mm_mul_ps(_mm_set1_ps(tau), d)), xyz);
+	const __m128 s1 = _mm_and_ps(_mm_add_ps(a, _mm_mul_ps(_mm_set1_ps(ahead), d)), xyz);
+	_mm_storeu_ps(kb->lo0, _mm_and_ps(_mm_sub_ps(s0, r), xyz));
+	_mm_storeu_ps(kb->hi0, _mm_and_ps(_mm_add_ps(s0, r), xyz));
+	_mm_storeu_ps(kb->lo1, _mm_and_ps(_mm_sub_ps(s1, r), xyz));
+	_mm_storeu_ps(kb->hi1, _mm_and_ps(_mm_add_ps(s1, r), xyz));
+	_mm_storeu_ps(c->box_lo[i], _mm_and_ps(_mm_sub_ps(_mm_min_ps(a, s1), r), xyz));
+	_mm_storeu_ps(c->box_hi[i], _mm_and_ps(_mm_add_ps(_mm_max_ps(s1, a), r), xyz));
+	__m128 big = _mm_max_ps(_mm_and_ps(s0, magnitude), _mm_setzero_ps());
+	big = _mm_max_ps(_mm_and_ps(s1, magnitude), big);
+	big = _mm_max_ps(_mm_shuffle_ps(big, big, _MM_SHUFFLE(3, 3, 3, 1)), big);
+	big = _mm_max_ps(_mm_shuffle_ps(big, big, _MM_SHUFFLE(3, 3, 3, 2)), big);
+	const float size = _mm_cvtss_f32(big);
+	const __m128 rad = _mm_setr_ps(0.0f, 0.0f, 0.0f, reach + 0x1p-20f * (size + reach));
+	_mm_store_ps(c->vaxis[i].c0, _mm_or_ps(s0, rad));
+	_mm_store_ps(c->vaxis[i].c1, _mm_or_ps(s1, rad));
+	c->vball[i] = reach - 0x1p-19f * (size + reach);
+#else
 	/* A vertex that moves less than `still` over the rest of the window gets a box that
 	 * stands still: it lasts past the window's end for as long as the vertex stays in. */
 	bool moving = false;
@@ -845,6 +873,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 	vsphere_set(&c->vaxis[i], c0, c1, reach);
 	c->vball[i] = vsphere_ball(c0, c1, reach);
 	c->box_lo[i][3] = c->box_hi[i][3] = 0.0f;
+#endif
 }
 
 /* Vertices per block of mark_escaped. */
@@ -867,6 +896,9 @@ static void escape_range(int start, int end, int worker, void *ctx)
 	const bool check_start = t->start_margin >= 0.0f;
 	const float f0 = (float)c->tau / (float)c->window, f1 = (float)(c->tau + 1) / (float)c->window;
 	const bool ended = c->tau + 1 > c->window;
+#if defined(__SSE2__)
+	const __m128 hh = _mm_set1_ps(h);
+#endif
 	for (int blk = start; blk < end; blk++) {
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
@@ -874,6 +906,13 @@ static void escape_range(int start, int end, int worker, void *ctx)
 			if (c->vstamp[i] <= t->since)
 				continue; /* unchanged since it was found in, or boxed anew (escaped 0) */
 			const vsphere *v = &c->vaxis[i];
+#if defined(__SSE2__)
+			/* the scalar form's operations lane by lane */
+			const __m128 a = _mm_loadu_ps(c->x0[i]), e = _mm_add_ps(a, _mm_mul_ps(hh, _mm_loadu_ps(c->vbar[i])));
+			bool in = !ended || (_mm_movemask_ps(_mm_cmpeq_ps(_mm_load_ps(v->c0), _mm_load_ps(v->c1))) & 7) == 7;
+			in = in && ball_holds_v(v, c->vball[i], f1, e, margin); /* still boxes last */
+			in = in && (!check_start || ball_holds_v(v, c->vball[i], f0, a, start_margin));
+#else
 			const float *a = c->x0[i];
 			float e[3];
 			bool in = true;
@@ -883,6 +922,7 @@ static void escape_range(int start, int end, int worker, void *ctx)
 			}
 			in = in && ball_holds(v, c->vball[i], f1, e, margin);
 			in = in && (!check_start || ball_holds(v, c->vball[i], f0, a, start_margin));
+#endif
 			c->escaped[i] = !in;
 			escaped += !in;
 		}

@@ -70,18 +70,27 @@ static inline float vsphere_ball(const float s0[3], const float s1[3], float rea
 /* Whether the point p, with margin around it, lies in the ball of radius rb
  * (vsphere_ball) around the centre at the fraction f of the window.  The vector form and
  * the scalar one do the same float operations in the same order. */
-static inline bool ball_holds(const vsphere *v, float rb, float f, const float p[3], float margin)
+#if defined(__SSE2__)
+/* ball_holds for a point in lanes 0-2 of p (lane 3 is not read). */
+static inline bool ball_holds_v(const vsphere *v, float rb, float f, __m128 p, float margin)
 {
 	const float r = rb - margin;
-#if defined(__SSE2__)
 	const __m128 xyz = _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0));
 	__m128 c0 = _mm_load_ps(v->c0), c = _mm_add_ps(c0, _mm_mul_ps(_mm_set1_ps(f), _mm_sub_ps(_mm_load_ps(v->c1), c0)));
-	__m128 d = _mm_and_ps(_mm_sub_ps(_mm_setr_ps(p[0], p[1], p[2], 0.0f), c), xyz);
+	__m128 d = _mm_and_ps(_mm_sub_ps(p, c), xyz);
 	__m128 q = _mm_mul_ps(d, d);
 	q = _mm_add_ps(q, _mm_movehl_ps(q, q)); /* (d0^2 + d2^2, d1^2 + 0) */
 	q = _mm_add_ss(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 1, 1, 1)));
 	return r >= 0.0f && _mm_cvtss_f32(q) <= r * r;
+}
+#endif
+
+static inline bool ball_holds(const vsphere *v, float rb, float f, const float p[3], float margin)
+{
+#if defined(__SSE2__)
+	return ball_holds_v(v, rb, f, _mm_setr_ps(p[0], p[1], p[2], 0.0f), margin);
 #else
+	const float r = rb - margin;
 	float d[3];
 	for (int k = 0; k < 3; k++)
 		d[k] = p[k] - (v->c0[k] + f * (v->c1[k] - v->c0[k]));
