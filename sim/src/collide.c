@@ -882,7 +882,7 @@ static void vertex_box(sim_collide *c, int i, float h, float reach, float still)
 typedef struct escape_task {
 	sim_collide *c;
 	float h, start_margin, extra;
-	int since;   /* only the vertices stamped after this clock (-1: all) */
+	int since;   /* only the vertices stamped after this clock (-1: all, the stamps unread) */
 	int size;    /* vertices per block */
 	int *counts; /* per block */
 } escape_task;
@@ -903,14 +903,15 @@ static void escape_range(int start, int end, int worker, void *ctx)
 		int first = blk * t->size, last = first + t->size < c->nv ? first + t->size : c->nv;
 		int escaped = 0;
 		for (int i = first; i < last; i++) {
-			if (c->vstamp[i] <= t->since)
+			if (t->since >= 0 && c->vstamp[i] <= t->since)
 				continue; /* unchanged since it was found in, or boxed anew (escaped 0) */
 			const vsphere *v = &c->vaxis[i];
 #if defined(__SSE2__)
 			/* the scalar form's operations lane by lane */
 			const __m128 a = _mm_loadu_ps(c->x0[i]), e = _mm_add_ps(a, _mm_mul_ps(hh, _mm_loadu_ps(c->vbar[i])));
+			/* still boxes last */
 			bool in = !ended || (_mm_movemask_ps(_mm_cmpeq_ps(_mm_load_ps(v->c0), _mm_load_ps(v->c1))) & 7) == 7;
-			in = in && ball_holds_v(v, c->vball[i], f1, e, margin); /* still boxes last */
+			in = in && ball_holds_v(v, c->vball[i], f1, e, margin);
 			in = in && (!check_start || ball_holds_v(v, c->vball[i], f0, a, start_margin));
 #else
 			const float *a = c->x0[i];

@@ -67,11 +67,8 @@ static inline float vsphere_ball(const float s0[3], const float s1[3], float rea
 #include <emmintrin.h>
 #endif
 
-/* Whether the point p, with margin around it, lies in the ball of radius rb
- * (vsphere_ball) around the centre at the fraction f of the window.  The vector form and
- * the scalar one do the same float operations in the same order. */
 #if defined(__SSE2__)
-/* ball_holds for a point in lanes 0-2 of p (lane 3 is not read). */
+/* ball_holds (below) for a point in lanes 0-2 of p; lane 3 is not read. */
 static inline bool ball_holds_v(const vsphere *v, float rb, float f, __m128 p, float margin)
 {
 	const float r = rb - margin;
@@ -85,6 +82,9 @@ static inline bool ball_holds_v(const vsphere *v, float rb, float f, __m128 p, f
 }
 #endif
 
+/* Whether the point p, with margin around it, lies in the ball of radius rb
+ * (vsphere_ball) around the centre at the fraction f of the window.  The vector form and
+ * the scalar one do the same float operations in the same order. */
 static inline bool ball_holds(const vsphere *v, float rb, float f, const float p[3], float margin)
 {
 #if defined(__SSE2__)
