@@ -758,18 +758,6 @@ __attribute__((target("avx512f"))) static unsigned leaf_mask_avx512(const bvh_le
 	return m;
 }
 
-/* Whether the AVX-512 path runs: asked once (the answer cannot change). */
-static bool have_avx512(void)
-{
-	static int known; /* 0: not asked yet; 1: no; 2: yes (a race only asks twice) */
-	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-	if (k == 0) {
-		__builtin_cpu_init();
-		k = __builtin_cpu_supports("avx512f") ? 2 : 1;
-		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
-	}
-	return k == 2;
-}
 #endif
 
 #if BVH_AVX2
@@ -813,18 +801,28 @@ __attribute__((target("avx2"))) static unsigned leaf_mask_avx2(const bvh_leaf *a
 	return m;
 }
 
-/* Whether the AVX2 path runs: asked once, as for AVX-512. */
-static bool have_avx2(void)
+#endif
+
+#if BVH_AVX512 || BVH_AVX2
+/* What the processor has: asked once (the answer cannot change; a race only asks
+ * twice).  1, plus 2 with AVX2 and 4 with AVX-512F. */
+static unsigned cpu_features(void)
 {
-	static int known;
-	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	static unsigned known; /* 0: not asked yet */
+	unsigned k = __atomic_load_n(&known, __ATOMIC_RELAXED);
 	if (k == 0) {
 		__builtin_cpu_init();
-		k = __builtin_cpu_supports("avx2") ? 2 : 1;
+		k = 1u | (__builtin_cpu_supports("avx2") ? 2u : 0u) | (__builtin_cpu_supports("avx512f") ? 4u : 0u);
 		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
 	}
-	return k == 2;
+	return k;
 }
+#endif
+#if BVH_AVX512
+static bool have_avx512(void) { return (cpu_features() & 4u) != 0; }
+#endif
+#if BVH_AVX2
+static bool have_avx2(void) { return (cpu_features() & 2u) != 0; }
 #endif
 
 /* Reports the pairs of mask bits (bit 4 i + k: lane i of a with lane k of b); the tests
