@@ -288,7 +288,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	double *times = malloc(sizeof(double) * (size_t)n);
 	if (!times)
 		return EXIT_TELA_IO;
-	double stage[SIM_STAGE_COUNT] = {0};
+	double stage[SIM_STAGE_COUNT] = {0}, coarse = 0.0, prepass = 0.0, walk = 0.0;
 	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0, broad_phases = 0, refreshed = 0;
 	double candidates = 0.0, patches = 0.0;
 	int done = 0;
@@ -303,6 +303,9 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		const sim_stats *st = sim_world_stats(w);
 		for (int k = 0; k < SIM_STAGE_COUNT; k++)
 			stage[k] += st->stage_us[k];
+		coarse += st->coarse_us;
+		prepass += st->prepass_us;
+		walk += st->walk_us;
 		contacts += st->contacts;
 		collisions += st->collisions;
 		zones += st->impact_zones;
@@ -332,6 +335,10 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 	       done ? candidates / done : 0.0, contacts, collisions, zones, (unsigned long long)sim_world_state_hash(w));
 	printf("  full broad phases %ld, triangles refreshed in place %ld, patches certified %.1f %%\n", broad_phases,
 	       refreshed, done ? 100.0 * patches / done : 0.0);
+	/* the pieces that keep a second worker waiting (sim_stats) */
+	printf("  inside them (ms per step): solve's coarse levels %.3f (calling thread), sweeps' pre-pass %.3f, "
+	       "sweeps' walk %.3f (calling thread)\n",
+	       done ? coarse * 1e-3 / done : 0.0, done ? prepass * 1e-3 / done : 0.0, done ? walk * 1e-3 / done : 0.0);
 	if (csv) {
 		fprintf(csv, "%s,%d,%g,%d,%.4f,%.4f,%.4f", name, done, (double)dt, sim_world_vertex_count(w), mean * 1e-3,
 		        p50 * 1e-3, p99 * 1e-3);

@@ -161,6 +161,35 @@ static void test_vertex_grazing_capsule_is_turned(void)
 	vertex_grazing_is_turned(SIM_SHAPE_CAPSULE, 2.0f);
 }
 
+/* A clock that advances one microsecond a reading: elapsed times count readings. */
+static int64_t ticks;
+static int64_t tick_clock(void) { return ticks += 1000; }
+
+/* sim_stats' parts of the sweeps (docs/benchmarks.md).  On one thread every sweep is its
+ * walk; with tick_clock each sweep reads the clock once before its (empty) pre-pass, once
+ * between the two and once after its walk, so both read one microsecond a sweep, and
+ * neither the pre-pass nor the walk can outgrow the stages that hold the sweeps. */
+static void test_sweep_times_within_ccd(void)
+{
+	sim_world *w = dart_world(60.0f);
+	REQUIRE(w);
+	ticks = 0;
+	sim_set_clock(tick_clock);
+	sim_result r = sim_world_step(w, 1e-3f);
+	sim_set_clock(NULL);
+	REQUIRE(r == SIM_OK);
+	const sim_stats *st = sim_world_stats(w);
+	CHECK_MSG(st->collisions > 0, "the dart never hit: the case tests nothing");
+	CHECK_MSG(st->walk_us >= 2.0, "walk %g us: a hit needs a second sweep", st->walk_us);
+	CHECK_MSG(st->prepass_us == st->walk_us, "pre-pass %g us, walk %g us", st->prepass_us, st->walk_us);
+	CHECK(st->prepass_us + st->walk_us <= st->stage_us[SIM_STAGE_CCD] + st->stage_us[SIM_STAGE_FAILSAFE]);
+	CHECK(st->coarse_us == 0.0); /* explicit integration: no multilevel cycle */
+	/* without a clock the parts read 0 */
+	REQUIRE(sim_world_step(w, 1e-3f) == SIM_OK);
+	CHECK(st->prepass_us == 0.0 && st->walk_us == 0.0);
+	sim_world_destroy(&w);
+}
+
 /* A triangle hovering just clear of a ball is struck within the step by a fast one from
  * above: the collision impulse drives it at the ball after the obstacle pass at the
  * step's start found it clear, so the obstacle pass after the sweeps must look at it
@@ -1084,6 +1113,7 @@ static const test_case tests[] = {
 	TEST(test_rests_at_thickness),
 	TEST(test_resting_cloth_keeps_its_boxes),
 	TEST(test_struck_vertex_kept_off_ball),
+	TEST(test_sweep_times_within_ccd),
 	TEST(test_friction),
 	TEST(test_pair_friction),
 	TEST(test_kinematic_vertices_unmoved),

@@ -645,6 +645,32 @@ static sim_world *multilevel_world(bool multilevel, float k, int steps)
 	return w;
 }
 
+static int64_t ticks;
+static int64_t tick_clock(void) { return ticks += 1000; }
+
+/* sim_stats.coarse_us: with a clock that advances one microsecond a reading, each
+ * preconditioner application times its levels below level 1 as exactly one microsecond,
+ * and a solve that converges applies it once per iteration (before the first, and after
+ * each but the last); without a clock it reads 0. */
+static void test_multilevel_coarse_time(void)
+{
+	sim_world *w = multilevel_world(true, 100.0f, 3);
+	REQUIRE(w);
+	ticks = 0;
+	sim_set_clock(tick_clock);
+	sim_result r = sim_world_step(w, 1.0f / 90.0f);
+	sim_set_clock(NULL);
+	REQUIRE(r == SIM_OK);
+	const sim_stats *st = sim_world_stats(w);
+	REQUIRE(st->cg_iterations > 1 && st->cg_iterations < w->def.cg_max_iterations);
+	CHECK_MSG(st->coarse_us == (double)st->cg_iterations, "coarse levels %g us over %d iterations", st->coarse_us,
+	          st->cg_iterations);
+	CHECK(st->coarse_us < st->stage_us[SIM_STAGE_SOLVE]);
+	REQUIRE(sim_world_step(w, 1.0f / 90.0f) == SIM_OK);
+	CHECK(st->coarse_us == 0.0);
+	sim_world_destroy(&w);
+}
+
 /* The step's dv solves the dense system to the tolerance, in the same block-Jacobi norm
  * as with block Jacobi preconditioning, and kinematic vertices move exactly as
  * prescribed. */
@@ -845,6 +871,7 @@ static const test_case tests[] = {
 	TEST(test_deterministic),
 	TEST(test_degenerate_inputs),
 	TEST(test_multilevel_residual),
+	TEST(test_multilevel_coarse_time),
 	TEST(test_multilevel_fewer_iterations),
 	TEST(test_multilevel_symmetric_positive),
 	TEST(test_multilevel_auto),

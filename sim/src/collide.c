@@ -182,6 +182,7 @@ struct sim_collide {
 	unsigned char *escaped; /* this vertex has left its broad-phase box (refresh_candidates) */
 	unsigned char *vmoving; /* this vertex's kinetic box moves (early_broad_phase's scratch) */
 	int clock;       /* collision impulses applied this substep */
+	int64_t prepass_ns, walk_ns; /* the sweeps' two parts this substep (sim_stats) */
 
 	/* triangles and edges, in collision-vertex indices, and the object each belongs to */
 	int topology_vertices, topology_triangles; /* counts the topology was built for */
@@ -3705,6 +3706,18 @@ static bool pick_roots(sim_collide *c, int total)
 	return true;
 }
 
+/* sweep_serial, its time counted as the walk's (what a pre-pass before it did stays the
+ * pre-pass's). */
+static int timed_serial(sim_collide *c, float h, bool respond, bool incremental, hit_fn on_hit, void *user,
+                        int64_t t0)
+{
+	const int64_t t1 = sim_now_ns();
+	c->prepass_ns += t1 - t0;
+	int hits = sweep_serial(c, h, respond, incremental, on_hit, user);
+	c->walk_ns += sim_now_ns() - t1;
+	return hits;
+}
+
 /* The serial sweep's result with the candidates tested in parallel first.  detect and
  * the skips read only the candidate's four vertices (x0, vbar, disp, vstamp) and its own
  * state, and a sweep changes vertices only through impulses, which stamp them: so a
@@ -3718,8 +3731,9 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
                  void *user)
 {
 	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
+	const int64_t t0 = sim_now_ns();
 	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total))
-		return sweep_serial(c, h, respond, incremental, on_hit, user);
+		return timed_serial(c, h, respond, incremental, on_hit, user, t0);
 	int hits = 0, clock0 = c->clock;
 	prepass_task task = {c, h, incremental, incremental && c->touch_valid, clock0, largest_disp(c)};
 	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
@@ -3729,9 +3743,11 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		c->seen.capacity = c->seen.data ? c->nv : 0;
 	}
 	if (c->seen.capacity < c->nv || !pick_roots(c, total))
-		return sweep_serial(c, h, respond, incremental, on_hit, user); /* the same result */
+		return timed_serial(c, h, respond, incremental, on_hit, user, t0); /* the same result */
 	if (c->roots.count > 0)
 		sim_parallel_for(w, roots_range, c->roots.count, ROOTS_RANGE, &task);
+	const int64_t t1 = sim_now_ns();
+	c->prepass_ns += t1 - t0;
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
@@ -3773,6 +3789,7 @@ static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool
 		else
 			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
 	}
+	c->walk_ns += sim_now_ns() - t1;
 	return hits;
 }
 
@@ -4401,6 +4418,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	c->nv = nv;
 	c->n_cloth = w->n;
 	c->self_hits = 0;
+	c->prepass_ns = c->walk_ns = 0;
 	c->log = (w->debug & SIM_DEBUG_PAIRS) ? &w->debug_log : NULL;
 	if (!build_topology(c, w, nv))
 		return SIM_ERROR_OUT_OF_MEMORY;
@@ -4469,5 +4487,7 @@ sim_result sim_collide_substep(sim_world *w, float h, sim_stats *st)
 	st->patches = c->patched ? sim_patches_certified(c->patches, &st->patch_blocks) : 0;
 	if (!c->patched)
 		st->patch_blocks = 0;
+	st->prepass_us += (double)c->prepass_ns * 1e-3;
+	st->walk_us += (double)c->walk_ns * 1e-3;
 	return SIM_OK;
 }

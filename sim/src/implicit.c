@@ -1765,9 +1765,14 @@ sim_result sim_implicit_step(sim_world *w, float h, sim_stats *stats)
 	im->guess_h = h;
 	im->guess_step = w->steps;
 
+	int64_t coarse_ns = 0;
+	for (int k = 0; k < w->object_count && k < im->grid_capacity; k++)
+		if (im->grids[k])
+			coarse_ns += ml_take_coarse_ns(im->grids[k]);
 	if (stats) {
 		stats->cg_iterations = iterations;
 		stats->cg_residual = delta_ref > 0.0 ? (float)sqrt(delta / delta_ref) : 0.0f;
+		stats->coarse_us += (double)coarse_ns * 1e-3;
 	}
 	return SIM_OK;
 }

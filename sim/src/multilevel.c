@@ -85,6 +85,7 @@ struct ml_grid {
 	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
 	int term_stride;
 	int chol_n;
+	int64_t coarse_ns; /* in the levels below level 1 since ml_take_coarse_ns */
 };
 
 ml_grid *ml_create(void)
@@ -707,6 +708,24 @@ static void prolong_level(ml_level *F, const ml_level *C)
 			spread_row(x + c * fst + j * F->nx, e + c * cst + (j >> 1) * C->nx, F->nx);
 }
 
+static void vcycle(ml_grid *g, int l);
+
+/* The levels below level 1, timed: in the parallel cycle they are the calling thread's
+ * alone. */
+static void coarse_cycle(ml_grid *g)
+{
+	int64_t t0 = sim_now_ns();
+	vcycle(g, 1);
+	g->coarse_ns += sim_now_ns() - t0;
+}
+
+int64_t ml_take_coarse_ns(ml_grid *g)
+{
+	int64_t ns = g->coarse_ns;
+	g->coarse_ns = 0;
+	return ns;
+}
+
 static void vcycle(ml_grid *g, int l)
 {
 	if (l == g->levels - 1) {
@@ -722,7 +741,10 @@ static void vcycle(ml_grid *g, int l)
 	smooth_first(inv, d, b, x, t, COARSE_OMEGA, n, st);
 	edges_residual(L, x, t);
 	restrict_level(L, &g->lv[l + 1]);
-	vcycle(g, l + 1);
+	if (l == 0)
+		coarse_cycle(g);
+	else
+		vcycle(g, l + 1);
 	prolong_level(L, &g->lv[l + 1]);
 	/* x += w D^-1 (b - A x): the same smoother after as before, so the cycle is symmetric */
 	diag_residual(d, b, x, t, n, st);
@@ -908,7 +930,7 @@ void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int strid
 	sim_parallel_for(w, cycle_range, blocks, range, &k);
 	k.phase = CP_DOWN;
 	sim_parallel_for(w, cycle_range, blocks, range, &k);
-	vcycle(g, 1);
+	coarse_cycle(g);
 	k.phase = CP_UP;
 	sim_parallel_for(w, cycle_range, blocks, range, &k);
 	k.phase = CP_LAST;

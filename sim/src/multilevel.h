@@ -9,6 +9,7 @@
 #define TELA_SIM_MULTILEVEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct ml_grid ml_grid;
 
@@ -49,6 +50,9 @@ typedef void ml_product_fn(void *ctx, int lo, int hi, int worker);
  * callbacks, with the same result bit for bit (w NULL: all on the caller). */
 void ml_apply(ml_grid *g, const float *r, float *q, const float *mask, int stride, float *z,
               ml_product_fn *product, void *product_ctx, const struct sim_world *w);
+/* The time ml_apply spent in the levels below level 1 since the last call (0 without a
+ * clock, sim_set_clock); resets it. */
+int64_t ml_take_coarse_ns(ml_grid *g);
 
 /* The range length, in items, that splits `count` items over `workers` workers most
  * evenly when ranges go to workers as they come free: every item weighs `unit`, the last

@@ -1288,6 +1288,7 @@ static sim_result step_with(sim_world *w, float dt, sim_external_integrator ext,
 	sim_stats *st = &w->stats;
 	for (int k = 0; k < SIM_STAGE_COUNT; k++)
 		st->stage_us[k] = 0.0;
+	st->coarse_us = st->prepass_us = st->walk_us = 0.0;
 	st->cg_iterations = 0;
 	st->cg_residual = 0.0f;
 	st->strain_iterations = 0;

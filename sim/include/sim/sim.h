@@ -196,6 +196,12 @@ typedef struct sim_stats {
 	int patches;           /* certified blocks of the grids' patches after the step, of */
 	int patch_blocks;      /* the blocks there are (0 without self collisions or grids; docs/collisions.md) */
 	double stage_us[SIM_STAGE_COUNT]; /* time per stage, summed over substeps */
+	/* Parts of the stages above that decide how well a step uses several workers
+	 * (docs/benchmarks.md): of the solve, the multilevel cycles' levels 2 and below, on
+	 * the calling thread alone; of ccd and failsafe, the collision sweeps' parallel
+	 * pre-pass and their in-order walk (the walk on the calling thread alone; on one
+	 * thread the whole sweep is the walk). */
+	double coarse_us, prepass_us, walk_us;
 } sim_stats;
 
 /* Where a blow-up happened. */
