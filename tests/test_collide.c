@@ -161,10 +161,6 @@ static void test_vertex_grazing_capsule_is_turned(void)
 	vertex_grazing_is_turned(SIM_SHAPE_CAPSULE, 2.0f);
 }
 
-/* A clock that advances one microsecond a reading: elapsed times count readings. */
-static int64_t ticks;
-static int64_t tick_clock(void) { return ticks += 1000; }
-
 /* sim_stats' parts of the sweeps (docs/benchmarks.md).  On one thread every sweep is its
  * walk; with tick_clock each sweep reads the clock once before its (empty) pre-pass, once
  * between the two and once after its walk, so both read one microsecond a sweep, and
@@ -173,7 +169,6 @@ static void test_sweep_times_within_ccd(void)
 {
 	sim_world *w = dart_world(60.0f);
 	REQUIRE(w);
-	ticks = 0;
 	sim_set_clock(tick_clock);
 	sim_result r = sim_world_step(w, 1e-3f);
 	sim_set_clock(NULL);

@@ -6,6 +6,7 @@
 #include "multilevel.h"
 #include "sim_internal.h"
 #include "test.h"
+#include "sim_fixtures.h"
 
 #include <stdint.h>
 
@@ -645,9 +646,6 @@ static sim_world *multilevel_world(bool multilevel, float k, int steps)
 	return w;
 }
 
-static int64_t ticks;
-static int64_t tick_clock(void) { return ticks += 1000; }
-
 /* sim_stats.coarse_us: with a clock that advances one microsecond a reading, each
  * preconditioner application times its levels below level 1 as exactly one microsecond,
  * and a solve that converges applies it once per iteration (before the first, and after
@@ -656,7 +654,6 @@ static void test_multilevel_coarse_time(void)
 {
 	sim_world *w = multilevel_world(true, 100.0f, 3);
 	REQUIRE(w);
-	ticks = 0;
 	sim_set_clock(tick_clock);
 	sim_result r = sim_world_step(w, 1.0f / 90.0f);
 	sim_set_clock(NULL);
