@@ -1104,10 +1104,11 @@ static sim_world *backwards_world(backwards *bw)
 	return sim_world_create(&def);
 }
 
-/* The refit split into ranges through a world's callbacks (sim_bvh_update_boxes_on) gives
- * the tree the serial refit gives, box for box, and the pairs with the neighbour filter:
- * a 64 x 64 grid (8192 triangles, over 1024 leaves, so the refit is split), built, then
- * moved a little (a refit, no rebuild). */
+/* The build and the refit split into tasks through a world's callbacks
+ * (sim_bvh_update_boxes_on) give the tree the serial ones give, box for box, and the
+ * pairs with the neighbour filter: a 64 x 64 grid (8192 triangles, 2048 leaves, so the
+ * refit is split), built, then moved a little (a refit, no rebuild).  The scheduler runs
+ * the tasks last first: the build's right half before its left. */
 static void parallel_refit_is_the_serial_one(void)
 {
 	soup g = grid_soup(64, 515);
@@ -1121,6 +1122,8 @@ static void parallel_refit_is_the_serial_one(void)
 		tri_box(&g, t, 0.0f, boxes[t].lo, boxes[t].hi);
 	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
 	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, NULL, g.nt, 0.002f, w));
+	/* the build's two halves, every leaf, the 16 subtrees below depth 4 */
+	CHECK_MSG(bw.loops == 3 && bw.items == 2 + 2048 + 16, "%ld loops, %ld items", bw.loops, bw.items);
 	for (int t = 0; t < g.nt; t++) {
 		const float d = 0.001f * (float)(t % 7) - 0.003f;
 		for (int a = 0; a < 3; a++)
@@ -1130,8 +1133,8 @@ static void parallel_refit_is_the_serial_one(void)
 	CHECK(sim_bvh_update_boxes(serial, boxes, g.tris, g.nt, 0.002f));
 	CHECK(sim_bvh_update_boxes_on(split, boxes, g.tris, NULL, g.nt, 0.002f, w));
 	CHECK(sim_bvh_build_count(serial) == 1 && sim_bvh_build_count(split) == 1);
-	/* the refit went through the callbacks, every leaf once */
-	CHECK_MSG(bw.loops == 1 && bw.items > 1024, "%ld loops, %ld items", bw.loops, bw.items);
+	/* the refit went through the callbacks, every leaf and every subtree once */
+	CHECK_MSG(bw.loops == 2 && bw.items == 2048 + 16, "%ld loops, %ld items", bw.loops, bw.items);
 	enum { CAP = 20000 };
 	static float a[CAP][7], b[CAP][7];
 	int na = sim_bvh_debug_boxes(serial, 0, 64, a, CAP, 0), nb = sim_bvh_debug_boxes(split, 0, 64, b, CAP, 0);

@@ -3,7 +3,10 @@
  * Layout.  Nodes live in one array in the order the top-down build creates them
  * (pre-order): a node's left child is the node right after it and its right child is
  * named by index, so every child comes after its parent and one backward sweep over
- * the array refits the whole tree bottom-up, with no stack and no pointers.  Node boxes
+ * the array refits the whole tree bottom-up, with no stack and no pointers.  A subtree is
+ * a contiguous range of the array, so the refit sweeps the subtrees below depth 4 apart
+ * (in parallel, given a world) and then the 15 nodes above them, and the build builds the
+ * root's two halves apart, each at the offsets the serial pre-order gives it.  Node boxes
  * (32 bytes, vector aligned) are kept apart from the links so that the traversal's
  * overlap tests stream through boxes only.
  *
@@ -117,6 +120,15 @@
 /* Triangles per leaf at most; the leaf layout below is four lanes wide. */
 #define BVH_LEAF_SIZE 4
 
+/* The internal nodes are refitted as the subtrees below this depth, apart and in
+ * parallel, then the few above them (at most 15): on the 129 x 129 drape the sweep of its
+ * 8 191 internal nodes, four times a frame, was about 0.5 ms a frame on the calling
+ * thread alone (docs/benchmarks.md). */
+#define BVH_CUT_DEPTH 4
+/* Nodes from which that refit goes to the workers: the 33 x 33 pile's 1 023 stay on the
+ * caller, where a wake-up costs more than the sweep. */
+#define BVH_PARALLEL_NODES 2048
+
 /* Height of a median-split tree of at most INT_MAX triangles, rounded up. */
 #define BVH_MAX_HEIGHT 32
 
@@ -181,6 +193,13 @@ struct sim_bvh {
 	unsigned char *leaf_mark; /* capacity / 2 + 1: the leaf's marked lanes, a bit each */
 	bool grouped;      /* some triangle has a group: the self traversals test them */
 	bool verts;        /* the leaves hold their triangles' vertices: pairs sharing one are left out */
+	/* The internal refit's cut (set by the build): the subtrees at depth BVH_CUT_DEPTH (or
+	 * leaves above it), each a contiguous node range [cut[k], cut_end[k]) in pre-order,
+	 * refitted apart; then the nodes above them, in the reverse of their order. */
+	int cut_count, top_count;
+	int cut[1 << BVH_CUT_DEPTH], cut_end[1 << BVH_CUT_DEPTH], top[1 << BVH_CUT_DEPTH];
+	double cut_area[1 << BVH_CUT_DEPTH];
+	int cut_grouped[1 << BVH_CUT_DEPTH];
 };
 
 sim_bvh *sim_bvh_create(void)
@@ -391,11 +410,6 @@ static void fit_leaves_on(sim_bvh *b, const bvh_src *s, float margin, const unsi
 		fit_leaf_range(b, s, margin, marked, 0, b->leaf_count);
 }
 
-static void fit_leaves(sim_bvh *b, const bvh_src *s, float margin)
-{
-	fit_leaf_range(b, s, margin, NULL, 0, b->leaf_count);
-}
-
 /* Half the surface area of a box, the quantity the rebuild rule sums. */
 static double half_area(const bvh_box *box)
 {
@@ -405,18 +419,19 @@ static double half_area(const bvh_box *box)
 }
 
 /* Internal boxes from their children, children before parents (the reverse of build
- * order); returns the summed half-area of the internal boxes.  marks: the internal
- * nodes' marks too, from their children's, in the same sweep; and the groups. */
-static double fit_nodes_marks(sim_bvh *b, bool marks)
+ * order), over the nodes [first, end); returns the summed half-area of their internal
+ * boxes and ORs the leaves' groupedness into *grouped.  marks: the internal nodes' marks
+ * too, from their children's, in the same sweep; and the groups. */
+static double fit_node_range(sim_bvh *b, int first, int end, bool marks, int *grouped)
 {
 	bvh_box *nb = b->node_box;
 	bvh_link *link = b->link;
 	unsigned char *nm = b->node_mark;
 	double area = 0.0;
-	int grouped = 0;
-	for (int i = b->node_count - 1; i >= 0; i--) {
+	int g = 0;
+	for (int i = end - 1; i >= first; i--) {
 		if (link[i].leaf) {
-			grouped |= b->leaves[link[i].index].grouped;
+			g |= b->leaves[link[i].index].grouped;
 			continue;
 		}
 		box_union(&nb[i + 1], &nb[link[i].index], &nb[i]);
@@ -426,11 +441,67 @@ static double fit_nodes_marks(sim_bvh *b, bool marks)
 		int gl = link[i + 1].group, gr = link[link[i].index].group;
 		link[i].group = gl == gr ? gl : -1;
 	}
+	*grouped |= g;
+	return area;
+}
+
+typedef struct fit_nodes_task {
+	sim_bvh *b;
+	bool marks;
+} fit_nodes_task;
+
+static void fit_cut_task(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	const fit_nodes_task *t = ctx;
+	sim_bvh *b = t->b;
+	for (int k = start; k < end; k++) {
+		b->cut_grouped[k] = 0;
+		b->cut_area[k] = fit_node_range(b, b->cut[k], b->cut_end[k], t->marks, &b->cut_grouped[k]);
+	}
+}
+
+/* The cut's subtrees (workers, with w), then the nodes above them on the caller.  The
+ * area is each subtree's sum, and the top nodes', added in the reverse of their order:
+ * one order whatever the workers, so the rebuild rule decides alike on any count. */
+static double fit_nodes_marks(sim_bvh *b, bool marks, const sim_world *w)
+{
+	fit_nodes_task task = {b, marks};
+	if (w && b->node_count >= BVH_PARALLEL_NODES)
+		sim_parallel_for(w, fit_cut_task, b->cut_count, 1, &task);
+	else
+		fit_cut_task(0, b->cut_count, 0, &task);
+	double area = 0.0;
+	int grouped = 0, top = b->top_count - 1;
+	for (int k = b->cut_count - 1; k >= 0; k--) {
+		/* the top nodes after subtree k in pre-order come before it here */
+		for (; top >= 0 && b->top[top] > b->cut[k]; top--)
+			area += fit_node_range(b, b->top[top], b->top[top] + 1, marks, &grouped);
+		area += b->cut_area[k];
+		grouped |= b->cut_grouped[k];
+	}
+	for (; top >= 0; top--)
+		area += fit_node_range(b, b->top[top], b->top[top] + 1, marks, &grouped);
 	b->grouped = grouped != 0;
 	return area;
 }
 
-static double fit_nodes(sim_bvh *b) { return fit_nodes_marks(b, false); }
+/* The cut below depth BVH_CUT_DEPTH of the subtree at node i (depth d). */
+static void cut_tree(sim_bvh *b, int i, int d)
+{
+	if (b->link[i].leaf || d == BVH_CUT_DEPTH) {
+		int k = b->cut_count++, j = i;
+		while (!b->link[j].leaf)
+			j = b->link[j].index; /* the subtree's last node in pre-order: its rightmost leaf */
+		b->cut[k] = i;
+		b->cut_end[k] = j + 1;
+		return;
+	}
+	b->top[b->top_count++] = i;
+	cut_tree(b, i + 1, d + 1);
+	cut_tree(b, b->link[i].index, d + 1);
+}
+
 
 /* The build's total order: centre coordinate, then triangle index, as one integer.
  * Flipping the float's bits (all of them for a negative number, the sign for a
@@ -490,26 +561,15 @@ static void select_rank(bvh_item *v, int n, int k, int axis)
 	}
 }
 
-/* Builds the subtree over items[first, first + count); returns its height. */
-static int build_node(sim_bvh *b, int first, int count)
+/* Where a subtree's build writes its nodes and leaves: the next of each. */
+typedef struct build_at {
+	int node, leaf;
+} build_at;
+
+/* Splits items[first, first + count) (count > BVH_LEAF_SIZE) at the median along the
+ * longest axis of their centres' bounds; returns the size of the lower half. */
+static int split_items(sim_bvh *b, int first, int count)
 {
-	int self = b->node_count++;
-	if (count <= BVH_LEAF_SIZE) {
-		int l = b->leaf_count++;
-		bvh_leaf *leaf = &b->leaves[l];
-		for (int a = 0; a < 3; a++)
-			for (int k = 0; k < 4; k++)
-				leaf->lo[a][k] = leaf->hi[a][k] = NAN;
-		for (int k = 0; k < 4; k++) {
-			leaf->tri[k] = k < count ? b->items[first + k].tri : -1;
-			leaf->group[k] = -1;
-		}
-		leaf->count = count;
-		leaf->node = self;
-		leaf->grouped = 0;
-		b->link[self] = (bvh_link){l, 1, -1};
-		return 0;
-	}
 	bvh_item *v = b->items + first;
 	float lo[3], hi[3];
 	for (int a = 0; a < 3; a++)
@@ -526,19 +586,104 @@ static int build_node(sim_bvh *b, int first, int count)
 			axis = a;
 	int half = count / 2;
 	select_rank(v, count, half, axis);
-	int hl = build_node(b, first, half);
-	int right = b->node_count;
-	int hr = build_node(b, first + half, count - half);
+	return half;
+}
+
+/* Builds the subtree over items[first, first + count) at *at; returns its height. */
+static int build_node(sim_bvh *b, build_at *at, int first, int count)
+{
+	int self = at->node++;
+	if (count <= BVH_LEAF_SIZE) {
+		int l = at->leaf++;
+		bvh_leaf *leaf = &b->leaves[l];
+		for (int a = 0; a < 3; a++)
+			for (int k = 0; k < 4; k++)
+				leaf->lo[a][k] = leaf->hi[a][k] = NAN;
+		for (int k = 0; k < 4; k++) {
+			leaf->tri[k] = k < count ? b->items[first + k].tri : -1;
+			leaf->group[k] = -1;
+		}
+		leaf->count = count;
+		leaf->node = self;
+		leaf->grouped = 0;
+		b->link[self] = (bvh_link){l, 1, -1};
+		return 0;
+	}
+	int half = split_items(b, first, count);
+	int hl = build_node(b, at, first, half);
+	int right = at->node;
+	int hr = build_node(b, at, first + half, count - half);
 	b->link[self] = (bvh_link){right, 0, -1};
 	return 1 + (hl > hr ? hl : hr);
 }
 
+/* The leaves of a tree over s and over s + 1 items (s >= 1): the halves of s and s + 1
+ * are of two sizes, t = s / 2 and t + 1, so the counts follow from t's in O(log s). */
+static void leaves_of(long s, long *ls, long *ls1)
+{
+	if (s < BVH_LEAF_SIZE) {
+		*ls = *ls1 = 1;
+		return;
+	}
+	if (s == BVH_LEAF_SIZE) {
+		*ls = 1;
+		*ls1 = 2;
+		return;
+	}
+	long a, a1;
+	leaves_of(s / 2, &a, &a1);
+	if (s % 2 == 0)
+		*ls = 2 * a, *ls1 = a + a1;
+	else
+		*ls = a + a1, *ls1 = 2 * a1;
+}
+
+typedef struct build_task {
+	sim_bvh *b;
+	int first[2], count[2];
+	build_at at[2];
+	int height[2];
+} build_task;
+
+static void build_half_task(int start, int end, int worker, void *ctx)
+{
+	(void)worker;
+	build_task *t = ctx;
+	for (int k = start; k < end; k++)
+		t->height[k] = build_node(t->b, &t->at[k], t->first[k], t->count[k]);
+}
+
+/* The whole tree: the root's split, then its two halves apart (on the workers, with w),
+ * each at the nodes and leaves the serial pre-order gives it (a tree of n items has
+ * leaves_of(n) leaves and one node fewer inside), so the tree is the same either way.
+ * Returns its height. */
+static int build_tree(sim_bvh *b, int count, const sim_world *w)
+{
+	if (count <= BVH_LEAF_SIZE) {
+		build_at at = {0, 0};
+		int height = build_node(b, &at, 0, count);
+		b->node_count = at.node, b->leaf_count = at.leaf;
+		return height;
+	}
+	int half = split_items(b, 0, count);
+	long left, unused, all;
+	leaves_of(half, &left, &unused);
+	leaves_of(count, &all, &unused);
+	build_task t = {b, {0, half}, {half, count - half}, {{1, 0}, {(int)(2 * left), (int)left}}, {0, 0}};
+	b->link[0] = (bvh_link){(int)(2 * left), 0, -1};
+	if (w)
+		sim_parallel_for(w, build_half_task, 2, 1, &t);
+	else
+		build_half_task(0, 2, 0, &t);
+	assert(t.at[0].node == 2 * left && t.at[1].node == 2 * all - 1 && t.at[1].leaf == all);
+	b->node_count = (int)(2 * all - 1), b->leaf_count = (int)all;
+	return 1 + (t.height[0] > t.height[1] ? t.height[0] : t.height[1]);
+}
+
 /* Builds over tris[0, count); the buffers must hold count triangles.  Cannot fail. */
-static void build(sim_bvh *b, const bvh_src *s, int count, float margin)
+static void build(sim_bvh *b, const bvh_src *s, int count, float margin, const sim_world *w)
 {
 	b->count = count;
-	b->node_count = 0;
-	b->leaf_count = 0;
 	/* The key is the centre of the triangle's box; the margin moves both sides
 	 * equally, so it is left out. */
 	for (int t = 0; t < count; t++) {
@@ -551,15 +696,19 @@ static void build(sim_bvh *b, const bvh_src *s, int count, float margin)
 		}
 		b->items[t].tri = t;
 	}
+	b->node_count = b->leaf_count = 0;
 	if (count > 0) {
-		int height = build_node(b, 0, count);
+		int height = build_tree(b, count, w);
 		assert(height <= BVH_MAX_HEIGHT);
 		(void)height;
 	}
+	b->cut_count = b->top_count = 0;
+	if (b->node_count > 0)
+		cut_tree(b, 0, 0);
 	memset(b->node_mark, 0, (size_t)b->node_count);
 	memset(b->leaf_mark, 0, (size_t)b->leaf_count);
-	fit_leaves(b, s, margin);
-	b->build_area = fit_nodes(b);
+	fit_leaves_on(b, s, margin, NULL, w);
+	b->build_area = fit_nodes_marks(b, false, w);
 	b->builds++;
 }
 
@@ -575,15 +724,16 @@ static bool update(sim_bvh *b, const bvh_src *s, int count, float margin, const 
 			b->count = -1;
 			b->node_count = 0;
 			b->leaf_count = 0;
+			b->cut_count = b->top_count = 0;
 			return false;
 		}
-		build(b, s, count, margin);
+		build(b, s, count, margin, w);
 		return true;
 	}
 	fit_leaves_on(b, s, margin, NULL, w);
-	double area = fit_nodes(b);
+	double area = fit_nodes_marks(b, false, w);
 	if (area > 2.0 * b->build_area)
-		build(b, s, count, margin);
+		build(b, s, count, margin, w);
 	return true;
 }
 
@@ -622,8 +772,8 @@ bool sim_bvh_update_marked(sim_bvh *b, const sim_box *boxes, const int *tris, co
 	 * the way.  The internal nodes are all swept, since the rebuild rule needs their whole
 	 * area, summed in the same order; their marks come in the same sweep. */
 	fit_leaves_on(b, &s, margin, marked, w);
-	if (fit_nodes_marks(b, true) > 2.0 * b->build_area) {
-		build(b, &s, count, margin);
+	if (fit_nodes_marks(b, true, w) > 2.0 * b->build_area) {
+		build(b, &s, count, margin, w);
 		sim_bvh_mark(b, marked); /* the build cleared the marks */
 	}
 	return true;
