@@ -295,6 +295,7 @@ struct sim_collide {
 	/* the CCD pre-pass's root finding (pick_roots): the candidates it runs in parallel,
 	 * and a mark per vertex (all 0 between sweeps) for those in a candidate needing it */
 	darray roots, seen;
+	long sweep_chunks; /* chunks after the first, over every parallel sweep (for tests) */
 	/* the obstacle passes after the first of a substep (obstacle_block): each vertex's
 	 * vbar after the last pass, whether that pass left it alone (and it was free), and
 	 * whether the current pass skips it */
@@ -2474,6 +2475,8 @@ int sim_collide_debug_early_windows(const sim_collide *c) { return c->early_wind
 
 long sim_collide_debug_tested(const sim_collide *c) { return c->broad_tested; }
 
+long sim_collide_debug_sweep_chunks(const sim_collide *c) { return c->sweep_chunks; }
+
 
 typedef struct old_place {
 	pair p;
@@ -3560,8 +3563,9 @@ typedef struct prepass_task {
 	float h;
 	bool incremental;
 	bool flags;  /* prim_touched holds (touch_valid) */
-	int clock0;  /* the clock at the sweep's start */
-	double dmax; /* largest_disp at the sweep's start */
+	int clock0;  /* the clock at the start of the pre-pass (of its chunk) */
+	double dmax; /* at least every vertex's displacement then */
+	int base;    /* the chunk's first candidate: the loop's items are [base, base + count) */
 } prepass_task;
 
 /* Candidates per range of the pre-pass, and of its root finding, at least. */
@@ -3589,7 +3593,11 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 	int nvf = c->vf.count, nt = c->tris.count;
 	const int *vs = c->vstamp;
 	const unsigned char *touched = c->prim_touched.data;
-	for (int k = start; k < end; k++) {
+	/* in locals: the stores through pre (char) could alias the task */
+	const int first = pt->base + start, last = pt->base + end, clock0 = pt->clock0;
+	const bool flags = pt->flags, incremental = pt->incremental;
+	const double dmax = pt->dmax;
+	for (int k = first; k < last; k++) {
 		bool vertex_face = k < nvf;
 		int q = vertex_face ? k : k - nvf, idx[4], split = vertex_face ? 1 : 2;
 		int *state = vertex_face ? &vf_state[q] : &ee_state[q];
@@ -3597,7 +3605,7 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 		pre[k] = 0;
 		/* idle by the flags: found clear this substep, nothing of it stamped since the
 		 * substep began (quick_outcome's idle, without the pair's vertices) */
-		if (pt->flags && *state >= 0 &&
+		if (flags && *state >= 0 &&
 		    !(vertex_face ? (vs[vf[q].a] > 0) | touched[vf[q].b] : touched[nt + ee[q].a] | touched[nt + ee[q].b]))
 			continue;
 		if (vertex_face) {
@@ -3609,11 +3617,11 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
 			lb = ee_lb[q];
 		}
-		if (pt->incremental && *state < 0 && clear_by_any(lb, pt->dmax)) {
-			*state = pt->clock0;
+		if (incremental && *state < 0 && clear_by_any(lb, dmax)) {
+			*state = clock0;
 			continue;
 		}
-		int quick = pt->incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
+		int quick = incremental ? quick_outcome(c, idx, split, *state, lb) : 0;
 		if (quick == 1)
 			continue;
 		bool far = quick == 2 || lb - relative_reach(c, idx, split) > 2.0 * CCD_GAP;
@@ -3622,7 +3630,7 @@ static void prepass_range(int start, int end, int worker, void *ctx)
 		if (!far && detect(c, vertex_face, vertex_face ? &vf[q] : &ee[q], pt->h, false, &s, n))
 			pre[k] = PRE_ROOTS;
 		else
-			*state = pt->clock0;
+			*state = clock0;
 	}
 }
 
@@ -3674,14 +3682,14 @@ static inline int next_mark(const unsigned char *pre, int k, int total)
  * 129 x 129 drape the pre-pass ran the root finder 2.7 times as often as the serial
  * sweep).  They stay marked, and the walk decides them in turn, as the serial sweep
  * would.  Returns false out of memory. */
-static bool pick_roots(sim_collide *c, int total)
+static bool pick_roots(sim_collide *c, int first, int total)
 {
 	const unsigned char *pre = c->pre.data;
 	unsigned char *seen = c->seen.data;
 	c->roots.count = 0;
 	int nvf = c->vf.count;
 	for (int pass = 0; pass < 2; pass++) {
-		for (int k = 0; k < total; k++) {
+		for (int k = first; k < total; k++) {
 			k = next_mark(pre, k, total);
 			if (k >= total)
 				break;
@@ -3718,78 +3726,113 @@ static int timed_serial(sim_collide *c, float h, bool respond, bool incremental,
 	return hits;
 }
 
-/* The serial sweep's result with the candidates tested in parallel first.  detect and
- * the skips read only the candidate's four vertices (x0, vbar, disp, vstamp) and its own
- * state, and a sweep changes vertices only through impulses, which stamp them: so a
- * candidate none of whose vertices took an impulse earlier in the sweep gets the
- * pre-pass's result, and the in-order walk re-runs only the others and the hits (which
- * need their impulses now).  A clear candidate's state is the clock at the sweep's start
- * rather than at its turn, which decides every later staleness test the same way: none
- * of its vertices is stamped in between.  Until the first impulse of the sweep the walk
- * jumps from hit to hit.  Bit for bit sweep_serial's result. */
+/* Candidates per chunk of a parallel sweep, at least, and chunks at most (below).  A
+ * sweep of fewer than three chunks' candidates keeps one pre-pass: the 33 x 33 pile's
+ * (8 000 a step) lost more to the second hand-out than its walk won. */
+#define SWEEP_CHUNK 4096
+#define SWEEP_CHUNKS 8
+
+/* The serial sweep's result with the candidates tested in parallel first, a chunk at a
+ * time.  detect and the skips read only the candidate's four vertices (x0, vbar, disp,
+ * vstamp) and its own state, and a sweep changes vertices only through impulses, which
+ * stamp them: so a candidate none of whose vertices took an impulse since its chunk's
+ * pre-pass began gets the pre-pass's result, and the in-order walk re-runs only the others
+ * and the hits (which need their impulses now).  A clear candidate's state is the clock at
+ * the pre-pass's start rather than at its turn, which decides every later staleness test
+ * the same way: none of its vertices is stamped in between.  Until the first impulse in a
+ * chunk the walk jumps from hit to hit.  The chunks: in a fold the first impulses of a
+ * sweep come early and stamp vertices that most later candidates share, and the walk ran
+ * them again one by one (on the 129 x 129 drape 4 800 a frame, on the calling thread
+ * alone); a chunk's pre-pass starts from what the walk of the chunks before it left, so
+ * only the impulses of its own chunk send its candidates back to the walk.  Bit for bit
+ * sweep_serial's result. */
 static int sweep(sim_collide *c, const sim_world *w, float h, bool respond, bool incremental, hit_fn on_hit,
                  void *user)
 {
 	int nvf = c->vf.count, total = c->vf.count + c->ee.count;
-	const int64_t t0 = sim_now_ns();
+	int64_t t0 = sim_now_ns();
 	if (!parallel(w) || total < 2 * PREPASS_RANGE || !reserve(&c->pre, 1, total))
 		return timed_serial(c, h, respond, incremental, on_hit, user, t0);
-	int hits = 0, clock0 = c->clock;
-	prepass_task task = {c, h, incremental, incremental && c->touch_valid, clock0, largest_disp(c)};
-	sim_parallel_for(w, prepass_range, total, PREPASS_RANGE, &task);
 	if (c->seen.capacity < c->nv) { /* all 0, as pick_roots leaves it */
 		free(c->seen.data);
 		c->seen.data = calloc((size_t)c->nv, 1);
 		c->seen.capacity = c->seen.data ? c->nv : 0;
 	}
-	if (c->seen.capacity < c->nv || !pick_roots(c, total))
+	if (c->seen.capacity < c->nv)
 		return timed_serial(c, h, respond, incremental, on_hit, user, t0); /* the same result */
-	if (c->roots.count > 0)
-		sim_parallel_for(w, roots_range, c->roots.count, ROOTS_RANGE, &task);
-	const int64_t t1 = sim_now_ns();
-	c->prepass_ns += t1 - t0;
+	int chunks = total / SWEEP_CHUNK < 3 ? 1 : (total / SWEEP_CHUNK > SWEEP_CHUNKS ? SWEEP_CHUNKS : total / SWEEP_CHUNK);
+	const int size = (total + chunks - 1) / chunks;
+	c->sweep_chunks += (total + size - 1) / size - 1;
+	int hits = 0;
+	prepass_task task = {c, h, incremental, incremental && c->touch_valid, c->clock, largest_disp(c), 0};
 	const pair *vf = c->vf.data, *ee = c->ee.data;
 	int *vf_state = c->vf_state.data, *ee_state = c->ee_state.data;
 	const double *vf_lb = c->vf_lb.data, *ee_lb = c->ee_lb.data;
 	unsigned char *pre = c->pre.data;
 	const int *tri = c->tris.data, *vs = c->vstamp;
 	const int(*edges)[2] = c->edges.data;
-	/* Once an impulse has stamped vertices, every later candidate must be asked whether
-	 * one of its vertices is among them: first through the flags (two reads beside the
-	 * pair itself; no flag, no stamp since the substep began, so none since this sweep
-	 * began), then, for a flagged one, through its four vertices' stamps (about 80 000
-	 * candidates after the drape's first hit, each frame, on the calling thread alone). */
 	const int nt = c->tris.count;
 	const bool flags = c->touch_valid;
 	const unsigned char *touched_prim = c->prim_touched.data;
-	for (int k = 0; k < total; k++) {
-		if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
-			k = next_mark(pre, k, total);
-			if (k >= total)
-				break;
+	for (int first = 0; first < total; first += size) {
+		const int last = first + size < total ? first + size : total;
+		if (first > 0)
+			t0 = sim_now_ns();
+		const int clock0 = c->clock;
+		task.clock0 = clock0;
+		task.base = first;
+		sim_parallel_for(w, prepass_range, last - first, PREPASS_RANGE, &task);
+		if (!pick_roots(c, first, last)) {
+			/* out of memory: the rest serially, each candidate decided by sweep_pair
+			 * alone (the pre-pass only set states a test would set the same way) */
+			for (int k = first; k < last; k++)
+				pre[k] = 1;
+			c->roots.count = 0;
 		}
-		bool vertex_face = k < nvf;
-		int q = vertex_face ? k : k - nvf, idx[4];
-		if (flags && !pre[k] &&
-		    !(vertex_face ? (vs[vf[q].a] > clock0) | touched_prim[vf[q].b]
-		                  : touched_prim[nt + ee[q].a] | touched_prim[nt + ee[q].b]))
-			continue;
-		if (vertex_face) {
-			const int *t = &tri[3 * vf[q].b];
-			idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
-		} else {
-			const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
-			idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
+		if (c->roots.count > 0)
+			sim_parallel_for(w, roots_range, c->roots.count, ROOTS_RANGE, &task);
+		const int64_t t1 = sim_now_ns();
+		c->prepass_ns += t1 - t0;
+		/* Once an impulse has stamped vertices, every later candidate of the chunk must be
+		 * asked whether one of its vertices is among them: first through the flags (two
+		 * reads beside the pair itself; no flag, no stamp since the substep began, so none
+		 * since this chunk began), then, for a flagged one, through its four vertices'
+		 * stamps. */
+		for (int k = first; k < last; k++) {
+			if (c->clock == clock0) { /* nothing touched yet: on to the next hit */
+				k = next_mark(pre, k, last);
+				if (k >= last)
+					break;
+			}
+			bool vertex_face = k < nvf;
+			int q = vertex_face ? k : k - nvf, idx[4];
+			if (flags && !pre[k] &&
+			    !(vertex_face ? (vs[vf[q].a] > clock0) | touched_prim[vf[q].b]
+			                  : touched_prim[nt + ee[q].a] | touched_prim[nt + ee[q].b]))
+				continue;
+			if (vertex_face) {
+				const int *t = &tri[3 * vf[q].b];
+				idx[0] = vf[q].a, idx[1] = t[0], idx[2] = t[1], idx[3] = t[2];
+			} else {
+				const int *e0 = edges[ee[q].a], *e1 = edges[ee[q].b];
+				idx[0] = e0[0], idx[1] = e0[1], idx[2] = e1[0], idx[3] = e1[1];
+			}
+			bool touched =
+			    (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
+			if (!touched && !pre[k])
+				continue;
+			bool hit = vertex_face ? sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond,
+			                                    incremental, on_hit, user)
+			                       : sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond,
+			                                    incremental, on_hit, user);
+			if (hit) {
+				hits++;
+				/* the next chunks' pre-pass clears by the largest displacement */
+				task.dmax = cover_disp(c, idx, task.dmax);
+			}
 		}
-		bool touched = (vs[idx[0]] > clock0) | (vs[idx[1]] > clock0) | (vs[idx[2]] > clock0) | (vs[idx[3]] > clock0);
-		if (!touched && !pre[k])
-			continue;
-		if (vertex_face)
-			hits += sweep_pair(c, true, &vf[q], idx, &vf_state[q], vf_lb[q], h, respond, incremental, on_hit, user);
-		else
-			hits += sweep_pair(c, false, &ee[q], idx, &ee_state[q], ee_lb[q], h, respond, incremental, on_hit, user);
+		c->walk_ns += sim_now_ns() - t1;
 	}
-	c->walk_ns += sim_now_ns() - t1;
 	return hits;
 }
 

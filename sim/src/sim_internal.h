@@ -414,6 +414,9 @@ int sim_collide_debug_early_windows(const sim_collide *c);
  * pairs) and the neighbour-list entries tested in the last full broad phase that ran on
  * the caller's substep (an early one adds its share to the next). */
 long sim_collide_debug_tested(const sim_collide *c);
+/* For tests: the chunks after the first that the parallel sweeps were cut into, in all
+ * (collide.c, sweep). */
+long sim_collide_debug_sweep_chunks(const sim_collide *c);
 /* For tests: gives the candidates as they stand the bounds of the same pairs in the list
  * the last broad phase or refresh set aside, once as carry_bounds does (collide.c) and
  * once by brute force (sorted old pairs), and returns how many differ (-1: that list is
