@@ -638,6 +638,14 @@ static void leaves_of(long s, long *ls, long *ls1)
 		*ls = a + a1, *ls1 = 2 * a1;
 }
 
+/* The leaves of a tree over n >= 1 items. */
+static long leaves(long n)
+{
+	long ln, ln1;
+	leaves_of(n, &ln, &ln1);
+	return ln;
+}
+
 typedef struct build_task {
 	sim_bvh *b;
 	int first[2], count[2];
@@ -655,7 +663,7 @@ static void build_half_task(int start, int end, int worker, void *ctx)
 
 /* The whole tree: the root's split, then its two halves apart (on the workers, with w),
  * each at the nodes and leaves the serial pre-order gives it (a tree of n items has
- * leaves_of(n) leaves and one node fewer inside), so the tree is the same either way.
+ * leaves(n) leaves and one node fewer inside), so the tree is the same either way.
  * Returns its height. */
 static int build_tree(sim_bvh *b, int count, const sim_world *w)
 {
@@ -666,9 +674,7 @@ static int build_tree(sim_bvh *b, int count, const sim_world *w)
 		return height;
 	}
 	int half = split_items(b, 0, count);
-	long left, unused, all;
-	leaves_of(half, &left, &unused);
-	leaves_of(count, &all, &unused);
+	const long left = leaves(half), all = leaves(count);
 	build_task t = {b, {0, half}, {half, count - half}, {{1, 0}, {(int)(2 * left), (int)left}}, {0, 0}};
 	b->link[0] = (bvh_link){(int)(2 * left), 0, -1};
 	if (w)
