@@ -21,6 +21,7 @@ struct dt_thread {
 	dev_source *source;
 	bool owns_source; /* false: the caller's (sty_feed_options.source) */
 	bool fast;          /* the source runs ahead of the host clock: paced here */
+	bool waits;         /* a script not yet polled: it starts with the scene it drives */
 	bool have_offset;
 	int64_t offset_ns;  /* host clock - the samples' clock */
 	bool ended;
@@ -162,7 +163,15 @@ static void *run(void *arg)
 	dt_thread *t = arg;
 	dev_sample samples[BATCH];
 	while (!atomic_load(&t->quit)) {
-		if (t->ended) {
+		if (t->waits) {
+			/* The window, the renderer and the simulation start after the source opens,
+			 * which can take longer than a script's approach (a second, on a loaded
+			 * machine): a press before the stylus has a scene to meet grabs nothing. */
+			pthread_mutex_lock(&t->lock);
+			t->waits = !(t->sim && t->have_scene);
+			pthread_mutex_unlock(&t->lock);
+		}
+		if (t->ended || t->waits) {
 			nap(MAX_NAP_NS);
 			continue;
 		}
@@ -232,6 +241,7 @@ dt_thread *dt_start_attached(const sty_feed_options *o, int camera_station, st_t
 	memset(t->camera_calibration.tip, 0, sizeof t->camera_calibration.tip);
 	sty_init(&t->stylus, &sc);
 	t->fast = sty_spec_is_fast(o->spec);
+	t->waits = sty_spec_is_scripted(o->spec);
 	/* a live source's samples carry the host clock already */
 	t->have_offset = !t->fast;
 	t->output.hover = t->output.grabbed = t->output.released = -1;

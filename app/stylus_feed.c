@@ -14,6 +14,11 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+bool sty_spec_is_scripted(const char *spec)
+{
+	return strncmp(spec, "synthetic:", 10) == 0 || strncmp(spec, "replay:", 7) == 0;
+}
+
 bool sty_spec_is_fast(const char *spec)
 {
 	if (strncmp(spec, "synthetic:", 10) == 0) {

@@ -76,5 +76,8 @@ void sty_scene_from_layout(const st_layout *layout, const float (*positions)[4],
 void sty_obstacle_from_def(const sim_obstacle_def *def, const float *pose, sty_obstacle *out);
 /* Whether a specification names a source that runs ahead of the host clock. */
 bool sty_spec_is_fast(const char *spec);
+/* Whether it names a scripted source (synthetic or replay), whose time starts at its
+ * first poll, rather than a device that moves on its own. */
+bool sty_spec_is_scripted(const char *spec);
 
 #endif

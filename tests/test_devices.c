@@ -549,6 +549,30 @@ static void test_circle_realtime(void)
 	dev_close(&d);
 }
 
+/* A real-time script's clock starts at its first poll, as a replay's does: the 0.3 s
+ * between open and that poll (a window opening) is not a burst of 18 overdue samples,
+ * and the first sample is due no earlier than the poll. */
+static void test_script_starts_at_first_poll(void)
+{
+	char err[256];
+	dev_source *d = dev_open("synthetic:grab", err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	struct timespec nap = {0, 300000000};
+	nanosleep(&nap, NULL);
+	dev_sample buf[64];
+	int64_t before = dev_now_ns();
+	int got = 0;
+	while (got == 0 && dev_now_ns() - before < 1000000000)
+		got = dev_poll(d, buf, 64, 50);
+	REQUIRE(got > 0);
+	/* the first sample, due at the poll; a second one only if the poll was late by 1/60 s */
+	CHECK_MSG(got <= 2, "%d samples at the first poll", got);
+	CHECK_MSG(buf[0].t_ns >= before, "the first sample was due %.3f s before the poll",
+	          (double)(before - buf[0].t_ns) * 1e-9);
+	CHECK(buf[0].frame == 0);
+	dev_close(&d);
+}
+
 /* ---- recording and replay ----------------------------------------------------------- */
 
 static char tmpdir[256];
@@ -989,6 +1013,7 @@ int main(int argc, char **argv)
 		TEST(test_open_errors),
 		TEST(test_grab_script),
 		TEST(test_circle_realtime),
+		TEST(test_script_starts_at_first_poll),
 		TEST(test_record_replay),
 		TEST(test_bad_recordings),
 		TEST(test_record_failure),

@@ -51,6 +51,7 @@ typedef struct syn_source {
 	bool fast;
 	int64_t limit; /* frames before DEV_ENDED; -1: forever */
 	int64_t start_ns;
+	bool started;         /* polled once: a real-time script's clock runs from then */
 	int64_t index; /* next frame (one sample per station) */
 	pol_parser parser;
 } syn_source;
@@ -119,6 +120,13 @@ static int syn_poll(dev_source *base, dev_sample *out, int max, int timeout_ms)
 		return -1;
 	}
 	int64_t deadline = dev_now_ns() + (int64_t)timeout_ms * 1000000;
+	if (!s->started && !s->fast) {
+		/* As a replay does: the set-up between open and the first poll (a window, a
+		 * scene) must not turn into a burst of overdue samples, the script's press among
+		 * them. */
+		s->start_ns = dev_now_ns();
+	}
+	s->started = true;
 	if (!s->fast) {
 		int64_t next = due_ns(s, s->index);
 		/* Still DEV_STREAMING: the next sample is on its way, and a caller that polls
