@@ -330,7 +330,9 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		return EXIT_TELA_IO;
 	double *touching = times + n;
 	int ntouching = 0;
-	double stage[SIM_STAGE_COUNT] = {0}, coarse = 0.0, prepass = 0.0, walk = 0.0;
+	double stage[SIM_STAGE_COUNT] = {0}, touching_stage[SIM_STAGE_COUNT] = {0}, coarse = 0.0, prepass = 0.0,
+	       walk = 0.0;
+	long touching_cg = 0;
 	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0, broad_phases = 0, refreshed = 0;
 	double candidates = 0.0, patches = 0.0;
 	int done = 0;
@@ -343,8 +345,12 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 			break;
 		}
 		const sim_stats *st = sim_world_stats(w);
-		if (st->contacts > 0)
+		if (st->contacts > 0) {
 			touching[ntouching++] = times[done];
+			for (int k = 0; k < SIM_STAGE_COUNT; k++)
+				touching_stage[k] += st->stage_us[k];
+			touching_cg += st->cg_iterations;
+		}
 		for (int k = 0; k < SIM_STAGE_COUNT; k++)
 			stage[k] += st->stage_us[k];
 		coarse += st->coarse_us;
@@ -386,6 +392,11 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 		printf(" %s %.3f", stage_names[k], done ? stage[k] * 1e-3 / done : 0.0);
 	if (cg_iterations > 0) /* the implicit solve's share of the solve stage */
 		printf(", CG iterations %.1f", done ? (double)cg_iterations / done : 0.0);
+	printf("\n  per step with contacts (ms):");
+	for (int k = 0; k < SIM_STAGE_COUNT; k++)
+		printf(" %s %.3f", stage_names[k], ntouching ? touching_stage[k] * 1e-3 / ntouching : 0.0);
+	if (touching_cg > 0)
+		printf(", CG iterations %.1f", (double)touching_cg / ntouching);
 	printf("\n  candidates %.0f per step, contacts %ld, collisions %ld, impact zones %ld, state hash %016llx\n",
 	       done ? candidates / done : 0.0, contacts, collisions, zones, (unsigned long long)sim_world_state_hash(w));
 	printf("  full broad phases %ld, triangles refreshed in place %ld, patches certified %.1f %%\n", broad_phases,
