@@ -823,6 +823,75 @@ static void test_multilevel_auto(void)
 	          iterations[0][1], iterations[1][1]);
 }
 
+/* The bilinear interpolation from level l + 1 to level l, from its definition: coarse
+ * index I on fine index 2I, which takes it whole; a fine index between two coarse ones
+ * half of each; an even-sized line's last index, with no coarse one beyond it, its one
+ * neighbour whole (c coarse indices). */
+static double interp_weight(int i, int I, int c)
+{
+	if (i == 2 * I)
+		return 1.0;
+	if (i == 2 * I + 1)
+		return I + 1 < c ? 0.5 : 1.0;
+	if (i == 2 * I - 1)
+		return 0.5;
+	return 0.0;
+}
+
+/* Every level below level 1 is the Galerkin product Pᵀ A P of the level above, P the
+ * bilinear interpolation: on the 37 x 29 cloth (levels 19 x 15, 10 x 8 and 5 x 4, so odd
+ * and even sizes both ways), level l + 1's operator times a random vector equals
+ * Pᵀ (A_l (P x)) computed here with P written from its definition. */
+static void test_multilevel_galerkin(void)
+{
+	sim_world *w = multilevel_world(true, 100.0f, 3);
+	REQUIRE(w);
+	ml_grid *g = sim_implicit_grid(w->implicit, 0);
+	REQUIRE(g && ml_levels(g) == 3);
+	uint32_t seed = 12345u;
+	for (int l = 2; l <= ml_levels(g); l++) {
+		int fnx, fny, cnx, cny;
+		ml_level_size(g, l - 1, &fnx, &fny);
+		ml_level_size(g, l, &cnx, &cny);
+		const int fn = fnx * fny, cn = cnx * cny;
+		float *x = malloc(sizeof(float) * 3 * (size_t)cn), *y = malloc(sizeof(float) * 3 * (size_t)cn);
+		float *px = malloc(sizeof(float) * 3 * (size_t)fn), *apx = malloc(sizeof(float) * 3 * (size_t)fn);
+		REQUIRE(x && y && px && apx);
+		for (int i = 0; i < 3 * cn; i++) {
+			seed = seed * 1664525u + 1013904223u;
+			x[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+		}
+		for (int c = 0; c < 3; c++)
+			for (int j = 0; j < fny; j++)
+				for (int i = 0; i < fnx; i++) {
+					double v = 0.0;
+					for (int J = 0; J < cny; J++)
+						for (int I = 0; I < cnx; I++)
+							v += interp_weight(j, J, cny) * interp_weight(i, I, cnx) * x[c * cn + J * cnx + I];
+					px[c * fn + j * fnx + i] = (float)v;
+				}
+		ml_level_multiply(g, l - 1, px, apx);
+		ml_level_multiply(g, l, x, y);
+		double worst = 0.0, scale = 0.0;
+		for (int c = 0; c < 3; c++)
+			for (int J = 0; J < cny; J++)
+				for (int I = 0; I < cnx; I++) {
+					double v = 0.0;
+					for (int j = 0; j < fny; j++)
+						for (int i = 0; i < fnx; i++)
+							v += interp_weight(j, J, cny) * interp_weight(i, I, cnx) * apx[c * fn + j * fnx + i];
+					const double d = fabs(v - y[c * cn + J * cnx + I]);
+					worst = d > worst ? d : worst;
+					scale = fabs(v) > scale ? fabs(v) : scale;
+				}
+		printf("level %d (%d x %d) from %d x %d: largest difference %.3g of %.3g\n", l, cnx, cny, fnx, fny, worst,
+		       scale);
+		CHECK_MSG(scale > 0.0 && worst <= 1e-5 * scale, "level %d: Pᵀ A P x differs by %g of %g", l, worst, scale);
+		free(x), free(y), free(px), free(apx);
+	}
+	sim_world_destroy(&w);
+}
+
 /* Grids of odd shapes through the multilevel solve: two or three vertices wide (levels
  * one aggregate wide), long the other way, and a cloth whose first rows are all pinned
  * (aggregates of kinematic vertices only, empty rows in the coarsest matrix): the step
@@ -873,5 +942,6 @@ static const test_case tests[] = {
 	TEST(test_multilevel_symmetric_positive),
 	TEST(test_multilevel_auto),
 	TEST(test_multilevel_odd_shapes),
+	TEST(test_multilevel_galerkin),
 };
 TEST_MAIN(tests)

@@ -47,21 +47,23 @@
  * 129 x 129 drape on its ball (h = 1/90 s, 100 N/m, h^2 k / m in the thousands) 60 to 170
  * a step.  Grid objects of ML_MIN_VERTICES or more therefore also get one symmetric
  * V-cycle per iteration (solve_multilevel, multilevel.c): damped block Jacobi on the cloth
- * (omega = FINE_OMEGA, before and after), a coarse correction whose levels aggregate 2 x 2
- * vertices with Galerkin operators Pᵀ A P (P piecewise constant, kinematic vertices
- * filtered out of it, so the whole map is S M S and stays in the filtered space), the
- * coarsest level (at most 36 vertices) solved exactly.  Each piece is symmetric and the
- * smoothers are the same before and after, so the preconditioner is symmetric positive
- * definite and plain PCG applies.  An iteration costs three products instead of one plus
- * the coarse levels (about 3.5 times a block Jacobi iteration on the drape); it cuts the
- * drape's iterations on the ball from 63-170 to 13-24 a step (85.9 to 15.3 a frame on
- * average) and its solve from 10.9-11.0 to 6.9 ms a frame on one core
- * (docs/benchmarks.md, "A multilevel preconditioner").
- * Unsmoothed aggregation was chosen over smoothed aggregation or linear interpolation
- * because its coarse operators keep the fine level's form (a 9-point stencil of 3 x 3
- * blocks, assembled by summing spring blocks); a W-cycle (13.9 iterations instead of
- * 15.6, solve 9.8 ms), a scaled coarse correction (1.5: 15.7 to 20.8 iterations) and a
- * smoother weight of 0.75 (15.8) did not pay.
+ * (omega = FINE_OMEGA, before and after), a coarse correction whose first level
+ * aggregates 2 x 2 vertices (P piecewise constant, kinematic vertices filtered out of it,
+ * so the whole map is S M S and stays in the filtered space) and whose levels below
+ * interpolate bilinearly, all with Galerkin operators Pᵀ A P, the coarsest level (at
+ * most 36 vertices) solved exactly.  Each piece is symmetric and the smoothers are the
+ * same before and after, so the preconditioner is symmetric positive definite and plain
+ * PCG applies.  An iteration costs three products instead of one plus the coarse levels
+ * (about 3.5 times a block Jacobi iteration on the drape); it cuts the drape's iterations
+ * on the ball from 63-170 to 13-24 a step with aggregation on every level (85.9 to 15.3
+ * a frame on average), and its solve from 10.9-11.0 to 6.9 ms a frame on one core
+ * (docs/benchmarks.md, "A multilevel preconditioner"); interpolation below level 1 took
+ * the frames on the ball from 19.2 to 15.1 iterations ("Bilinear coarse levels").
+ * The first level aggregates because the cloth's bend springs reach two vertices:
+ * interpolated, level 1 would couple each vertex to 24 (aggregated, to 8, the form every
+ * level has).  A W-cycle (13.9 iterations instead of 15.6, solve 9.8 ms), a scaled
+ * coarse correction (1.5: 15.7 to 20.8 iterations) and a smoother weight of 0.75 (15.8)
+ * did not pay (with aggregation on every level).
  *
  * Where the cloth is soft or the step short, block Jacobi converges in a few iterations
  * and the cycle's setup and its three products would double the solve (4 iterations a
@@ -1558,6 +1560,11 @@ static double solve_multilevel(sim_implicit *im, solve_job *j, sim_world *w, dou
 		j->first = false;
 	}
 	return delta;
+}
+
+ml_grid *sim_implicit_grid(sim_implicit *im, int object)
+{
+	return im && object >= 0 && object < im->grid_capacity && im->ml_on ? im->grids[object] : NULL;
 }
 
 void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode)

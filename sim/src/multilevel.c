@@ -1,22 +1,24 @@
 /* Coarse levels of the implicit solve's multilevel preconditioner (see implicit.c for why
  * and for the finest level, multilevel.h for the interface).
  *
- * Level l + 1 aggregates the vertices of level l in 2 x 2 squares (a last odd row or
- * column in pairs or alone), and its operator is the Galerkin product Pᵀ A P with P the
- * piecewise-constant prolongation.  With P constant on an aggregate, a spring inside one
- * aggregate drops out of Pᵀ A P and a spring between two aggregates adds its block to the
- * coupling of the two, so every level keeps the fine level's form
+ * Level 1 aggregates the cloth's vertices in 2 x 2 squares (a last odd row or column in
+ * pairs or alone), and each level below interpolates the one above bilinearly (coarsen);
+ * every operator is the Galerkin product Pᵀ A P of the level above.  Both keep the
+ * fine level's form
  *
  *     (A p)_I = D_I p_I + sum over edges E (p_I - p_J),
  *
- * D_I the summed scalar diagonal (plus the blocks of springs to kinematic vertices, which
- * the filter keeps on the free end's diagonal only) and E a symmetric 3x3 block per
- * coupled pair.  Products never form D_I p_I - E p_J, which cancels in float for smooth
- * p (the reason implicit.c's product has this form).  The fine grid's springs reach two
- * vertices (bend), so aggregates of 2 x 2 couple only to their 8 neighbours: a 9-point
- * stencil, four edge families per vertex, on every coarse level.  Levels are built
- * until one has at most DIRECT_MAX vertices; that one is solved exactly (Cholesky in
- * double).
+ * D_I a symmetric 3x3 diagonal block (on level 1 the summed scalar diagonal plus the
+ * blocks of springs to kinematic vertices, which the filter keeps on the free end's
+ * diagonal only) and E a symmetric 3x3 block per coupled pair.  Products never form
+ * D_I p_I - E p_J, which cancels in float for smooth p (the reason implicit.c's product
+ * has this form).  With P constant on an aggregate, a spring inside one drops out of
+ * level 1 and a spring between two adds its block to their coupling; the cloth's springs
+ * reach two vertices (bend), so aggregates of 2 x 2 couple only to their 8 neighbours,
+ * where interpolation from the cloth would couple each level 1 vertex to 24.  Below, a
+ * 9-point level interpolated stays 9-point (coarsen).  So every coarse level is a
+ * 9-point stencil, four edge families per vertex.  Levels are built until one has at
+ * most DIRECT_MAX vertices; that one is solved exactly (Cholesky in double).
  *
  * Vectors are three planes (x, y, z); blocks six (S_XX ...).  A plane holds a level's n
  * values and then zeros to n + nx + 1, so an edge's partner p[I + offset] is always a
@@ -36,6 +38,10 @@ enum { S_XX, S_XY, S_XZ, S_YY, S_YZ, S_ZZ, S_COUNT };
  * stored once, at its end with the lower index. */
 static const int family_di[FAMILIES] = {1, -1, 0, 1};
 static const int family_dj[FAMILIES] = {0, 1, 1, 1};
+
+/* The sums of a coarse vertex in coarsen: its diagonal block, then its edges' blocks,
+ * family by family. */
+#define GAL_PLANES (S_COUNT * (1 + FAMILIES))
 
 #define MAX_LEVELS 24
 /* The coarsest level's size: a dense 3n x 3n Cholesky factor in double per step and two
@@ -83,6 +89,9 @@ struct ml_grid {
 	float *rows;     /* ROW_PLANES rows of the fine grid's width per block: ml_assemble's scratch */
 	float *block_rows; /* a fine row per block of the parallel cycle: its restriction's scratch */
 	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
+	float *hrows;    /* three planes of level 1's rows restricted along their lines (restrict_rows_h) */
+	float *line;     /* a row of level 2: the serial cycle's prolongation scratch */
+	double *gal;     /* coarsen's sums: GAL_PLANES planes of level 2 */
 	int term_stride;
 	int chol_n;
 	int64_t coarse_ns; /* in the levels below level 1 since ml_take_coarse_ns */
@@ -102,6 +111,11 @@ static void release(ml_grid *g)
 	free(g->rows);
 	free(g->block_rows);
 	free(g->block_terms);
+	free(g->hrows);
+	free(g->line);
+	free(g->gal);
+	g->hrows = g->line = NULL;
+	g->gal = NULL;
 	g->levels = 0;
 	g->chol = g->work = NULL;
 	g->rows = g->block_rows = g->block_terms = NULL;
@@ -147,13 +161,60 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	/* a block's rows and the row and vertex before them */
 	g->term_stride = ((BLOCK_ROWS + 1) * g->lv[0].nx + 1 + 15) / 16 * 16;
 	g->block_terms = malloc(sizeof(float) * TERM_PLANES * (size_t)g->term_stride * (size_t)blocks);
-	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms) {
+	/* level 2's sizes, or level 1's where it is the last (then unused) */
+	const ml_level *L2 = &g->lv[g->levels > 1 ? 1 : 0];
+	g->hrows = malloc(sizeof(float) * 3 * (size_t)g->lv[0].ny * (size_t)L2->nx);
+	g->line = malloc(sizeof(float) * (size_t)L2->nx);
+	g->gal = malloc(sizeof(double) * GAL_PLANES * (size_t)L2->n);
+	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms || !g->hrows || !g->line || !g->gal) {
 		release(g);
 		return false;
 	}
 	g->chol_n = n3;
 	g->nx = nx, g->ny = ny;
 	return true;
+}
+
+int ml_levels(const ml_grid *g)
+{
+	return g->levels;
+}
+
+void ml_level_size(const ml_grid *g, int l, int *nx, int *ny)
+{
+	*nx = g->lv[l - 1].nx, *ny = g->lv[l - 1].ny;
+}
+
+void ml_level_multiply(const ml_grid *g, int l, const float *x, float *y)
+{
+	const ml_level *L = &g->lv[l - 1];
+	const int st = L->st, n = L->n;
+	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
+	static const int pair[S_COUNT][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+	for (int i = 0; i < 3 * n; i++)
+		y[i] = 0.0f;
+	for (int a = 0; a < n; a++) {
+		for (int k = 0; k < S_COUNT; k++) {
+			const int p = pair[k][0], q = pair[k][1];
+			y[p * n + a] += diag[k * st + a] * x[q * n + a];
+			if (p != q)
+				y[q * n + a] += diag[k * st + a] * x[p * n + a];
+		}
+		for (int f = 0; f < FAMILIES; f++) {
+			const int bi = a % L->nx + family_di[f], bj = a / L->nx + family_dj[f];
+			if (bi < 0 || bi >= L->nx || bj >= L->ny)
+				continue;
+			const int b = bj * L->nx + bi;
+			for (int k = 0; k < S_COUNT; k++) {
+				const float e = edge[(f * S_COUNT + k) * st + a];
+				const int p = pair[k][0], q = pair[k][1];
+				const float dq = x[q * n + a] - x[q * n + b], dp = x[p * n + a] - x[p * n + b];
+				y[p * n + a] += e * dq, y[p * n + b] -= e * dq;
+				if (p != q)
+					y[q * n + a] += e * dp, y[q * n + b] -= e * dp;
+			}
+		}
+	}
 }
 
 int ml_level1_count(const ml_grid *g)
@@ -216,72 +277,202 @@ static void invert_level(ml_level *L)
 	invert_range(L, 0, L->n);
 }
 
-/* out[k] += t[2k], then out[k] += t[2k + 1], along one row (the last odd column
- * alone): a row's columns onto their aggregates in the order of a column-by-column
- * walk. */
-SIM_VECTOR_CLONES
-static void add_pairs(float *restrict out, const float *restrict t, int nx)
+/* Below level 1 the levels are linked by bilinear interpolation: coarse vertex (I, J)
+ * sits on vertex (2I, 2J) of the level above, which takes its value whole; a vertex
+ * between two coarse ones takes half of each, one in the middle of four a quarter of
+ * each, and the last column or row of an even-sized level, which has no coarse
+ * neighbour beyond it, takes its one coarse neighbour whole.  Every row of P sums to 1.
+ * Aggregation's corrections are flat on each aggregate, and level after level they fit
+ * the smooth errors the coarse levels are there for less well: with interpolation below
+ * level 1 the drape's solve takes about a fifth fewer iterations at nearly the same cost
+ * per iteration (docs/benchmarks.md, "Bilinear coarse levels").  An edge's two ends
+ * reach at most a 2 x 2 square of coarse vertices, so a 9-point level stays 9-point. */
+
+/* Fine index i of a line of n onto a line of c = (n + 1) / 2 coarse ones: up to two
+ * coarse indices and their weights. */
+static int line_weights(int i, int c, int idx[2], double w[2])
 {
-	const int pairs = nx / 2;
-	for (int k = 0; k < pairs; k++) {
-		const float first = out[k] + t[2 * k];
-		out[k] = first + t[2 * k + 1];
+	idx[0] = i >> 1;
+	if (!(i & 1) || (i >> 1) + 1 >= c) {
+		w[0] = 1.0;
+		return 1;
 	}
-	if (nx & 1)
-		out[pairs] += t[nx - 1];
+	idx[1] = idx[0] + 1;
+	w[0] = w[1] = 0.5;
+	return 2;
 }
 
-/* out[k] += t[2k] for k < n. */
+/* The coarse vertices of fine vertex (i, j) and their weights (up to four, in increasing
+ * index, which is y then x), by their coordinates. */
+static int vertex_weights(const ml_level *C, int i, int j, int xy[4][2], double w[4])
+{
+	int xi[2], yi[2];
+	double xw[2], yw[2];
+	const int nxs = line_weights(i, C->nx, xi, xw), nys = line_weights(j, C->ny, yi, yw);
+	int m = 0;
+	for (int b = 0; b < nys; b++)
+		for (int a = 0; a < nxs; a++, m++)
+			xy[m][0] = xi[a], xy[m][1] = yi[b], w[m] = yw[b] * xw[a];
+	return m;
+}
+
+/* One term of coarsen: `c` times a fine block onto the block `group` (0 the diagonal,
+ * 1 + g the edge of family g) of coarse vertex (x, y). */
+typedef struct gal_term {
+	int group, x, y;
+	double c;
+} gal_term;
+
+/* Sources of coarse terms at a fine vertex: its diagonal block (GAL_DIAG) or the edge of
+ * family f stored at it. */
+#define GAL_DIAG FAMILIES
+#define GAL_SOURCES (FAMILIES + 1)
+#define GAL_MAX_TERMS 10
+
+/* The term from K to L (K < L, within a 2 x 2 square: L is one of K's families). */
+static gal_term edge_term(const int k[2], const int l[2], double c)
+{
+	const int dx = l[0] - k[0], dy = l[1] - k[1];
+	return (gal_term){1 + (dy == 0 ? 0 : dx < 0 ? 1 : dx == 0 ? 2 : 3), k[0], k[1], c};
+}
+
+/* The terms of source `src` at fine vertex (i, j) of F onto C, C = Pᵀ F P in the levels'
+ * form D_K p_K + sum of E (p_K - p_L).  With every row of P summing to 1, a diagonal D_i
+ * adds P_iK D_i to D_K and -P_iK P_iL D_i to the edge K-L, and an edge i-j with block E
+ * adds -w_K w_L E to the edge K-L, w = P_i - P_j (which sums to 0): Pᵀ (e_i - e_j)(e_i -
+ * e_j)ᵀ P = w wᵀ = -sum over K < L of w_K w_L (e_K - e_L)(e_K - e_L)ᵀ, and the same
+ * identity with sum 1 for the diagonal.  So no entry is formed as a difference of large
+ * terms that cancel (the reason for the levels' form).  Returns how many (0 for an edge
+ * off the grid). */
+static int vertex_terms(const ml_level *F, const ml_level *C, int i, int j, int src, gal_term *out)
+{
+	int xa[4][2];
+	double wa[4];
+	const int na = vertex_weights(C, i, j, xa, wa);
+	int n = 0;
+	if (src == GAL_DIAG) {
+		for (int p = 0; p < na; p++) {
+			out[n++] = (gal_term){0, xa[p][0], xa[p][1], wa[p]};
+			for (int q = p + 1; q < na; q++)
+				out[n++] = edge_term(xa[p], xa[q], -wa[p] * wa[q]);
+		}
+		return n;
+	}
+	const int bi = i + family_di[src], bj = j + family_dj[src];
+	if (bi < 0 || bi >= F->nx || bj >= F->ny)
+		return 0;
+	int xb[4][2], xw[8][2];
+	double wb[4], w[8];
+	const int nb = vertex_weights(C, bi, bj, xb, wb);
+	/* w = P_a - P_b over the coarse vertices of either, in increasing index */
+	int m = 0;
+	for (int p = 0, q = 0; p < na || q < nb; m++) {
+		const long ka = p < na ? (long)xa[p][1] * C->nx + xa[p][0] : -1;
+		const long kb = q < nb ? (long)xb[q][1] * C->nx + xb[q][0] : -1;
+		if (q >= nb || (p < na && ka < kb))
+			xw[m][0] = xa[p][0], xw[m][1] = xa[p][1], w[m] = wa[p], p++;
+		else if (p >= na || kb < ka)
+			xw[m][0] = xb[q][0], xw[m][1] = xb[q][1], w[m] = -wb[q], q++;
+		else
+			xw[m][0] = xa[p][0], xw[m][1] = xa[p][1], w[m] = wa[p] - wb[q], p++, q++;
+	}
+	for (int p = 0; p < m; p++)
+		for (int q = p + 1; q < m; q++)
+			if (w[p] != 0.0 && w[q] != 0.0)
+				out[n++] = edge_term(xw[p], xw[q], -w[p] * w[q]);
+	return n;
+}
+
+/* acc's planes (GAL_PLANES of C->n) += the terms of source src at fine vertex a. */
+static void add_terms(double *acc, const ml_level *F, const ml_level *C, int i, int j, int src)
+{
+	gal_term t[GAL_MAX_TERMS];
+	const int n = vertex_terms(F, C, i, j, src, t), a = j * F->nx + i, cn = C->n;
+	const float *blk = F->mem + (src == GAL_DIAG ? L_DIAG : L_EDGE + src * S_COUNT) * F->st;
+	for (int m = 0; m < n; m++)
+		for (int k = 0; k < S_COUNT; k++)
+			acc[(size_t)(t[m].group * S_COUNT + k) * (size_t)cn + t[m].y * C->nx + t[m].x] +=
+			    t[m].c * (double)blk[k * F->st + a];
+}
+
+/* dst[m] += c src[2m] for m < n: one term over a row's vertices of one column parity. */
 SIM_VECTOR_CLONES
-static void add_even(float *restrict out, const float *restrict t, int n)
+static void add_scaled_even(double *restrict dst, const float *restrict src, double c, int n)
 {
-	for (int k = 0; k < n; k++)
-		out[k] += t[2 * k];
+	for (int m = 0; m < n; m++)
+		dst[m] += c * (double)src[2 * m];
 }
 
-/* Level l + 1 from level l (both at least level 1).  Each coarse entry gets its fine
- * terms in the order of a walk over the fine families, rows and columns: the
- * diagonal's rows in pairs of columns; an edge family's row in its two column
- * parities, whose edges go to one coarse family (or none, inside an aggregate) each,
- * the even one first (where both land on one entry, the down family, that is the
- * column order). */
-static void coarsen(const ml_level *F, ml_level *C)
+/* A fine index whose weights are the interior's: even, or with a coarse neighbour on
+ * either side (line_weights). */
+static bool regular(int i, int c)
 {
-	clear_level(C);
-	const int fst = F->st, cst = C->st;
-	const float *diag = F->mem + L_DIAG * fst, *edge = F->mem + L_EDGE * fst;
-	float *cdiag = C->mem + L_DIAG * cst, *cedge = C->mem + L_EDGE * cst;
-	for (int k = 0; k < S_COUNT; k++)
-		for (int j = 0; j < F->ny; j++)
-			add_pairs(cdiag + k * cst + (j >> 1) * C->nx, diag + k * fst + j * F->nx, F->nx);
-	for (int f = 0; f < FAMILIES; f++) {
-		const int di = family_di[f], dj = family_dj[f];
-		/* the columns i whose partner i + di is on the grid */
-		const int lo = di < 0 ? -di : 0, hi = di > 0 ? F->nx - di : F->nx;
-		const float *e = edge + f * S_COUNT * fst;
-		for (int j = 0; j + dj < F->ny; j++) {
-			for (int p = 0; p < 2; p++) {
-				const int cdi = ((p + di + 4) >> 1) - 2, cdj = ((j & 1) + dj) >> 1;
-				if (cdi == 0 && cdj == 0)
-					continue;
-				int cf = -1, at_b = 0;
-				for (int g = 0; g < FAMILIES; g++) {
-					if (cdi == family_di[g] && cdj == family_dj[g])
-						cf = g;
-					else if (cdi == -family_di[g] && cdj == -family_dj[g])
-						cf = g, at_b = 1;
+	return !(i & 1) || (i >> 1) + 1 < c;
+}
+
+/* Level l + 1 from level l (both at least level 1): C = Pᵀ F P, P the bilinear
+ * interpolation (vertex_terms).  A source's terms at vertices of the same row and column
+ * parities whose weights are the interior's are the same up to a shift, so they go a
+ * row at a time in vector loops; the others (an even-sized level's last row or column)
+ * one by one.  Summed in double in `acc` (GAL_PLANES planes of C->n), row by row, in one
+ * fixed order. */
+static void coarsen(const ml_level *F, ml_level *C, double *restrict acc)
+{
+	const int fst = F->st, cn = C->n, cnx = C->nx;
+	memset(acc, 0, sizeof(double) * GAL_PLANES * (size_t)cn);
+	/* the interior's terms by source and parities, relative to (i >> 1, j >> 1): from a
+	 * vertex of a grid large enough that none of its weights meets an edge */
+	gal_term pattern[GAL_SOURCES][2][2][GAL_MAX_TERMS];
+	int count[GAL_SOURCES][2][2];
+	{
+		const ml_level big_f = {.nx = 15, .ny = 15}, big_c = {.nx = 8, .ny = 8};
+		for (int src = 0; src < GAL_SOURCES; src++)
+			for (int pj = 0; pj < 2; pj++)
+				for (int pi = 0; pi < 2; pi++) {
+					gal_term *t = pattern[src][pj][pi];
+					const int n = vertex_terms(&big_f, &big_c, 6 + pi, 6 + pj, src, t);
+					for (int m = 0; m < n; m++)
+						t[m].x -= 3, t[m].y -= 3;
+					count[src][pj][pi] = n;
 				}
-				/* columns i = 2k + p in [lo, hi); the edge is stored at (k, j / 2) or at
-				 * its partner's aggregate */
-				const int k0 = (lo - p + 1) >> 1, k1 = (hi - p + 1) >> 1;
-				if (cf < 0 || k0 >= k1)
-					continue;
-				const int at = at_b ? k0 + cdi + ((j >> 1) + cdj) * C->nx : k0 + (j >> 1) * C->nx;
-				for (int k = 0; k < S_COUNT; k++)
-					add_even(cedge + (cf * S_COUNT + k) * cst + at, e + k * fst + j * F->nx + 2 * k0 + p, k1 - k0);
+	}
+	const bool even_x = !(F->nx & 1);
+	for (int j = 0; j < F->ny; j++) {
+		for (int src = 0; src < GAL_SOURCES; src++) {
+			const int di = src == GAL_DIAG ? 0 : family_di[src], dj = src == GAL_DIAG ? 0 : family_dj[src];
+			if (j + dj >= F->ny)
+				continue;
+			/* the columns whose edge is on the grid, the last apart in an even-sized level */
+			const int lo = di < 0 ? -di : 0, hi = F->nx - 1 - (di > 0 ? di : 0);
+			if (!regular(j, C->ny) || !regular(j + dj, C->ny)) {
+				for (int i = lo; i <= hi; i++)
+					add_terms(acc, F, C, i, j, src);
+				continue;
 			}
+			const int hi_regular = even_x ? hi - 1 : hi;
+			const float *blk = F->mem + (src == GAL_DIAG ? L_DIAG : L_EDGE + src * S_COUNT) * fst + j * F->nx;
+			for (int pi = 0; pi < 2; pi++) {
+				/* i = 2m + pi for m in [m0, m1) */
+				const int m0 = (lo - pi + 1) >> 1, m1 = hi_regular >= pi ? ((hi_regular - pi) >> 1) + 1 : 0;
+				if (m1 <= m0)
+					continue;
+				const gal_term *t = pattern[src][j & 1][pi];
+				for (int q = 0; q < count[src][j & 1][pi]; q++) {
+					const int at = ((j >> 1) + t[q].y) * cnx + t[q].x + m0;
+					for (int k = 0; k < S_COUNT; k++)
+						add_scaled_even(acc + (size_t)(t[q].group * S_COUNT + k) * (size_t)cn + at,
+						                blk + k * fst + 2 * m0 + pi, t[q].c, m1 - m0);
+				}
+			}
+			if (hi_regular < hi)
+				add_terms(acc, F, C, hi, j, src);
 		}
 	}
+	clear_level(C);
+	float *planes = C->mem + L_DIAG * C->st;
+	for (int k = 0; k < GAL_PLANES; k++)
+		for (int K = 0; K < cn; K++)
+			planes[(size_t)k * (size_t)C->st + K] = (float)acc[(size_t)k * (size_t)cn + K];
 }
 
 /* y[i] -= x[i] s. */
@@ -527,7 +718,7 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 		sim_parallel_for(w, assemble_range, blocks, range, &k);
 	}
 	for (int l = 1; l < g->levels; l++) {
-		coarsen(&g->lv[l - 1], &g->lv[l]);
+		coarsen(&g->lv[l - 1], &g->lv[l], g->gal);
 		invert_level(&g->lv[l]);
 	}
 	factor_coarsest(g);
@@ -672,40 +863,97 @@ static void solve_coarsest(ml_grid *g)
 		x[(r % 3) * st + r / 3] = (float)y[r];
 }
 
-/* x[2k] += e[k], x[2k + 1] += e[k] along one row. */
+/* h[K] = sum over i of P_iK t[i] along a line of n onto c: t[2K] and half of t[2K - 1]
+ * and t[2K + 1] (the whole of an even line's last, line_weights). */
 SIM_VECTOR_CLONES
-static void spread_row(float *restrict x, const float *restrict e, int nx)
+static void restrict_line(float *restrict h, const float *restrict t, int n, int c)
 {
-	const int pairs = nx / 2;
-	for (int k = 0; k < pairs; k++) {
-		x[2 * k] += e[k];
-		x[2 * k + 1] += e[k];
+	/* K = 0 and, for an odd n, K = c - 1 have one neighbour; the rest two */
+	const int last = n & 1 ? c - 1 : c;
+	h[0] = t[0] + 0.5f * (0.0f + (n > 1 ? (n == 2 ? 2.0f * t[1] : t[1]) : 0.0f));
+	for (int K = 1; K < last; K++) {
+		const float hi = 2 * K + 1 == n - 1 ? t[2 * K + 1] + t[2 * K + 1] : t[2 * K + 1];
+		h[K] = t[2 * K] + 0.5f * (t[2 * K - 1] + hi);
 	}
-	if (nx & 1)
-		x[nx - 1] += e[pairs];
+	if (n & 1 && c > 1)
+		h[c - 1] = t[n - 1] + 0.5f * (t[n - 2] + 0.0f);
 }
 
-/* b of level l + 1 = the sums of level l's residual t over the aggregates (rows in
- * pairs: the same order of additions whatever the level). */
-static void restrict_level(const ml_level *F, ml_level *C)
+/* x[i] += sum over K of P_iK e[K] along a line of n from c (restrict_line's transpose). */
+SIM_VECTOR_CLONES
+static void prolong_line(float *restrict x, const float *restrict e, int n, int c)
 {
-	const int fst = F->st, cst = C->st;
+	const int pairs = n / 2; /* (2K, 2K + 1) */
+	for (int K = 0; K < pairs; K++) {
+		x[2 * K] += e[K];
+		x[2 * K + 1] += K + 1 < c ? 0.5f * (e[K] + e[K + 1]) : e[K];
+	}
+	if (n & 1)
+		x[n - 1] += e[pairs];
+}
+
+/* Rows [j0, j1) of F's residual t, each restricted along its line into row j of h (a
+ * plane of F->ny rows of C->nx), the first half of restrict_level: rows go to the
+ * workers in the parallel cycle, and every row is computed the same way. */
+static void restrict_rows_h(const ml_level *F, const ml_level *C, float *h, int j0, int j1)
+{
+	const int fst = F->st;
 	const float *t = F->mem + L_T * fst;
-	float *b = C->mem + L_B * cst;
+	const size_t hp = (size_t)F->ny * (size_t)C->nx;
 	for (int c = 0; c < 3; c++)
-		for (int j = 0; j < F->ny; j++)
-			pair_row(b + c * cst + (j >> 1) * C->nx, t + c * fst + j * F->nx, F->nx, (j & 1) != 0);
+		for (int j = j0; j < j1; j++)
+			restrict_line(h + c * hp + (size_t)j * (size_t)C->nx, t + c * fst + j * F->nx, F->nx, C->nx);
 }
 
-/* x of level l += level l + 1's x on each aggregate. */
-static void prolong_level(ml_level *F, const ml_level *C)
+/* b of C from h (restrict_rows_h's rows): the rows' lines restricted across them. */
+static void restrict_rows_v(const ml_level *F, ml_level *C, const float *h)
 {
-	const int fst = F->st, cst = C->st;
+	const int cst = C->st, cnx = C->nx;
+	const size_t hp = (size_t)F->ny * (size_t)cnx;
+	float *b = C->mem + L_B * cst;
+	for (int c = 0; c < 3; c++) {
+		const float *hc = h + c * hp;
+		for (int J = 0; J < C->ny; J++) {
+			const float *mid = hc + (size_t)(2 * J) * (size_t)cnx;
+			const float *lo = J > 0 ? mid - cnx : NULL, *hi = 2 * J + 1 < F->ny ? mid + cnx : NULL;
+			const bool whole = 2 * J + 1 == F->ny - 1 && !(F->ny & 1);
+			float *out = b + c * cst + J * cnx;
+			for (int K = 0; K < cnx; K++) {
+				const float l = lo ? lo[K] : 0.0f;
+				float u = hi ? hi[K] : 0.0f;
+				if (whole)
+					u += u;
+				out[K] = mid[K] + 0.5f * (l + u);
+			}
+		}
+	}
+}
+
+/* Rows [j0, j1) of level l's x += P e, e level l + 1's x: each row's line from the
+ * coarse row it lies on, or from half of each of the two it lies between (line, a row
+ * of C->nx floats of scratch). */
+static void prolong_rows_c(ml_level *F, const ml_level *C, float *line, int j0, int j1)
+{
+	const int fst = F->st, cst = C->st, cnx = C->nx;
 	float *x = F->mem + L_X * fst;
 	const float *e = C->mem + L_X * cst;
-	for (int c = 0; c < 3; c++)
-		for (int j = 0; j < F->ny; j++)
-			spread_row(x + c * fst + j * F->nx, e + c * cst + (j >> 1) * C->nx, F->nx);
+	for (int c = 0; c < 3; c++) {
+		for (int j = j0; j < j1; j++) {
+			const int J = j >> 1;
+			const float *src = e + c * cst + J * cnx;
+			if ((j & 1) && J + 1 < C->ny) {
+				for (int K = 0; K < cnx; K++)
+					line[K] = 0.5f * (src[K] + src[K + cnx]);
+				src = line;
+			}
+			prolong_line(x + c * fst + j * F->nx, src, F->nx, cnx);
+		}
+	}
+}
+
+static void prolong_level(ml_level *F, const ml_level *C, float *line)
+{
+	prolong_rows_c(F, C, line, 0, F->ny);
 }
 
 static void vcycle(ml_grid *g, int l);
@@ -715,6 +963,8 @@ static void vcycle(ml_grid *g, int l);
 static void coarse_cycle(ml_grid *g)
 {
 	int64_t t0 = sim_now_ns();
+	/* level 1's rows were restricted along their lines by the blocks */
+	restrict_rows_v(&g->lv[0], &g->lv[1], g->hrows);
 	vcycle(g, 1);
 	g->coarse_ns += sim_now_ns() - t0;
 }
@@ -740,12 +990,14 @@ static void vcycle(ml_grid *g, int l)
 	/* x = w D^-1 b; t = b - A x */
 	smooth_first(inv, d, b, x, t, COARSE_OMEGA, n, st);
 	edges_residual(L, x, t);
-	restrict_level(L, &g->lv[l + 1]);
+	restrict_rows_h(L, &g->lv[l + 1], g->hrows, 0, L->ny);
 	if (l == 0)
 		coarse_cycle(g);
-	else
+	else {
+		restrict_rows_v(L, &g->lv[l + 1], g->hrows);
 		vcycle(g, l + 1);
-	prolong_level(L, &g->lv[l + 1]);
+	}
+	prolong_level(L, &g->lv[l + 1], g->line);
 	/* x += w D^-1 (b - A x): the same smoother after as before, so the cycle is symmetric */
 	diag_residual(d, b, x, t, n, st);
 	edges_residual(L, x, t);
@@ -873,7 +1125,7 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 	const cycle_task *k = ctx;
 	ml_grid *g = k->g;
 	ml_level *L = &g->lv[0], *C = &g->lv[1];
-	const int st = L->st, cst = C->st;
+	const int st = L->st;
 	const float *inv = L->mem + L_INV * st, *b = L->mem + L_B * st, *d = L->mem + L_DIAG * st;
 	float *x = L->mem + L_X * st, *t = L->mem + L_T * st;
 	for (int blk = start; blk < end; blk++) {
@@ -890,15 +1142,10 @@ static void cycle_range(int start, int end, int worker, void *ctx)
 			break;
 		case CP_DOWN:
 			block_residual(L, x, t, u, g->term_stride, lo, hi);
-			for (int c = 0; c < 3; c++)
-				for (int j = j0; j < j1; j++)
-					pair_row(C->mem + L_B * cst + c * cst + (j >> 1) * C->nx, t + c * st + j * L->nx, L->nx,
-					         (j & 1) != 0);
+			restrict_rows_h(L, C, g->hrows, j0, j1);
 			break;
 		case CP_UP:
-			for (int c = 0; c < 3; c++)
-				for (int j = j0; j < j1; j++)
-					spread_row(x + c * st + j * L->nx, C->mem + L_X * cst + c * cst + (j >> 1) * C->nx, L->nx);
+			prolong_rows_c(L, C, g->block_rows + (size_t)blk * (size_t)g->nx, j0, j1);
 			diag_residual(d + lo, b + lo, x + lo, t + lo, hi - lo, st);
 			break;
 		case CP_LAST:

@@ -1,5 +1,6 @@
 /* The coarse levels of the implicit solve's multilevel preconditioner (multilevel.c):
- * one hierarchy per grid object, built by aggregating 2 x 2 vertices per level.  The
+ * one hierarchy per grid object: level 1 aggregates the cloth's vertices 2 x 2, and each
+ * level below interpolates the one above bilinearly (multilevel.c).  The
  * finest level (the cloth itself) stays in implicit.c, which owns its product and
  * smoother; this file takes the fine residual, restricts it to level 1 and adds level
  * 1's correction, prolonged, to the cloth's.  Level 1's work (its assembly, its part of
@@ -29,8 +30,9 @@ bool ml_reserve(ml_grid *g, int nx, int ny);
  * (i / 2) + (j / 2) * ((nx + 1) / 2) for fine vertex (i, j). */
 int ml_level1_count(const ml_grid *g);
 struct sim_world;
-/* The Galerkin operators Pᵀ A P of every coarse level, P the piecewise-constant
- * prolongation with kinematic fine vertices filtered out (mask 0): diag (the scalar
+/* The Galerkin operators Pᵀ A P of every coarse level, P for level 1 the
+ * piecewise-constant prolongation with kinematic fine vertices filtered out (mask 0) and
+ * below it the bilinear interpolation of each level from the next: diag (the scalar
  * diagonal d) and mask are the object's, runs its spring families.  With w, level 1's
  * operator on a large hierarchy is assembled in fixed blocks of rows through w's task
  * callbacks, with the same result bit for bit (w NULL: all on the caller). */
@@ -59,6 +61,12 @@ int64_t ml_take_coarse_ns(ml_grid *g);
  * `last` (a partial block).  Only the split depends on it, never a result. */
 int ml_even_range(int count, int unit, int last, int workers);
 
+/* For tests: the number of coarse levels, level l's grid (l = 1 for level 1, up to
+ * ml_levels), and y = A_l x with level l's operator, x and y three planes of nx ny
+ * floats each. */
+int ml_levels(const ml_grid *g);
+void ml_level_size(const ml_grid *g, int l, int *nx, int *ny);
+void ml_level_multiply(const ml_grid *g, int l, const float *x, float *y);
 /* For tests (implicit.c): */
 #include "sim/sim.h"
 typedef struct sim_implicit sim_implicit;
@@ -76,5 +84,7 @@ void sim_implicit_set_multilevel(sim_implicit *im, ml_mode mode);
  * kinematic filter and M the preconditioner a step would use; r and z hold three floats
  * per vertex.  false when out of memory. */
 bool sim_implicit_apply_preconditioner(sim_world *w, float h, const float *r, float *z);
+/* The hierarchy of object `object` (NULL if it has none, or before a step assembled it). */
+ml_grid *sim_implicit_grid(sim_implicit *im, int object);
 
 #endif
