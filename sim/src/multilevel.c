@@ -39,10 +39,6 @@ enum { S_XX, S_XY, S_XZ, S_YY, S_YZ, S_ZZ, S_COUNT };
 static const int family_di[FAMILIES] = {1, -1, 0, 1};
 static const int family_dj[FAMILIES] = {0, 1, 1, 1};
 
-/* The sums of a coarse vertex in coarsen: its diagonal block, then its edges' blocks,
- * family by family. */
-#define GAL_PLANES (S_COUNT * (1 + FAMILIES))
-
 #define MAX_LEVELS 24
 /* The coarsest level's size: a dense 3n x 3n Cholesky factor in double per step and two
  * triangular solves per application.  On a 129 x 129 cloth the levels are 65, 33, 17, 9
@@ -91,7 +87,6 @@ struct ml_grid {
 	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
 	float *hrows;    /* three planes of level 1's rows restricted along their lines (restrict_rows_h) */
 	float *line;     /* a row of level 2: the serial cycle's prolongation scratch */
-	double *gal;     /* coarsen's sums: GAL_PLANES planes of level 2 */
 	int term_stride;
 	int chol_n;
 	int64_t coarse_ns; /* in the levels below level 1 since ml_take_coarse_ns */
@@ -113,9 +108,7 @@ static void release(ml_grid *g)
 	free(g->block_terms);
 	free(g->hrows);
 	free(g->line);
-	free(g->gal);
 	g->hrows = g->line = NULL;
-	g->gal = NULL;
 	g->levels = 0;
 	g->chol = g->work = NULL;
 	g->rows = g->block_rows = g->block_terms = NULL;
@@ -165,8 +158,7 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const ml_level *L2 = &g->lv[g->levels > 1 ? 1 : 0];
 	g->hrows = malloc(sizeof(float) * 3 * (size_t)g->lv[0].ny * (size_t)L2->nx);
 	g->line = malloc(sizeof(float) * (size_t)L2->nx);
-	g->gal = malloc(sizeof(double) * GAL_PLANES * (size_t)L2->n);
-	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms || !g->hrows || !g->line || !g->gal) {
+	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms || !g->hrows || !g->line) {
 		release(g);
 		return false;
 	}
@@ -383,24 +375,27 @@ static int vertex_terms(const ml_level *F, const ml_level *C, int i, int j, int 
 	return n;
 }
 
-/* acc's planes (GAL_PLANES of C->n) += the terms of source src at fine vertex a. */
-static void add_terms(double *acc, const ml_level *F, const ml_level *C, int i, int j, int src)
+/* C's planes += the terms of source src at fine vertex (i, j) of F. */
+static void add_terms(const ml_level *F, ml_level *C, int i, int j, int src)
 {
 	gal_term t[GAL_MAX_TERMS];
-	const int n = vertex_terms(F, C, i, j, src, t), a = j * F->nx + i, cn = C->n;
+	const int n = vertex_terms(F, C, i, j, src, t), a = j * F->nx + i;
 	const float *blk = F->mem + (src == GAL_DIAG ? L_DIAG : L_EDGE + src * S_COUNT) * F->st;
+	float *planes = C->mem + L_DIAG * C->st;
 	for (int m = 0; m < n; m++)
 		for (int k = 0; k < S_COUNT; k++)
-			acc[(size_t)(t[m].group * S_COUNT + k) * (size_t)cn + t[m].y * C->nx + t[m].x] +=
-			    t[m].c * (double)blk[k * F->st + a];
+			planes[(size_t)(t[m].group * S_COUNT + k) * (size_t)C->st + t[m].y * C->nx + t[m].x] +=
+			    (float)t[m].c * blk[k * F->st + a];
 }
 
-/* dst[m] += c src[2m] for m < n: one term over a row's vertices of one column parity. */
+/* dst[k dst_st + m] += c src[k src_st + 2m] for the six planes k of a block and m < n: one
+ * term over a row's vertices of one column parity. */
 SIM_VECTOR_CLONES
-static void add_scaled_even(double *restrict dst, const float *restrict src, double c, int n)
+static void add_scaled_even(float *restrict dst, int dst_st, const float *restrict src, int src_st, float c, int n)
 {
-	for (int m = 0; m < n; m++)
-		dst[m] += c * (double)src[2 * m];
+	for (int k = 0; k < S_COUNT; k++)
+		for (int m = 0; m < n; m++)
+			dst[k * dst_st + m] += c * src[k * src_st + 2 * m];
 }
 
 /* A fine index whose weights are the interior's: even, or with a coarse neighbour on
@@ -410,34 +405,37 @@ static bool regular(int i, int c)
 	return !(i & 1) || (i >> 1) + 1 < c;
 }
 
-/* Level l + 1 from level l (both at least level 1): C = Pᵀ F P, P the bilinear
- * interpolation (vertex_terms).  A source's terms at vertices of the same row and column
- * parities whose weights are the interior's are the same up to a shift, so they go a
- * row at a time in vector loops; the others (an even-sized level's last row or column)
- * one by one.  Summed in double in `acc` (GAL_PLANES planes of C->n), row by row, in one
- * fixed order. */
-static void coarsen(const ml_level *F, ml_level *C, double *restrict acc)
-{
-	const int fst = F->st, cn = C->n, cnx = C->nx;
-	memset(acc, 0, sizeof(double) * GAL_PLANES * (size_t)cn);
-	/* the interior's terms by source and parities, relative to (i >> 1, j >> 1): from a
-	 * vertex of a grid large enough that none of its weights meets an edge */
-	gal_term pattern[GAL_SOURCES][2][2][GAL_MAX_TERMS];
+/* The interior's terms of coarsen by source and parities, relative to (i >> 1, j >> 1). */
+typedef struct gal_patterns {
+	gal_term term[GAL_SOURCES][2][2][GAL_MAX_TERMS];
 	int count[GAL_SOURCES][2][2];
-	{
-		const ml_level big_f = {.nx = 15, .ny = 15}, big_c = {.nx = 8, .ny = 8};
-		for (int src = 0; src < GAL_SOURCES; src++)
-			for (int pj = 0; pj < 2; pj++)
-				for (int pi = 0; pi < 2; pi++) {
-					gal_term *t = pattern[src][pj][pi];
-					const int n = vertex_terms(&big_f, &big_c, 6 + pi, 6 + pj, src, t);
-					for (int m = 0; m < n; m++)
-						t[m].x -= 3, t[m].y -= 3;
-					count[src][pj][pi] = n;
-				}
-	}
+} gal_patterns;
+
+/* From a vertex of a grid large enough that none of its weights meets an edge. */
+static void gal_patterns_init(gal_patterns *p)
+{
+	const ml_level big_f = {.nx = 15, .ny = 15}, big_c = {.nx = 8, .ny = 8};
+	for (int src = 0; src < GAL_SOURCES; src++)
+		for (int pj = 0; pj < 2; pj++)
+			for (int pi = 0; pi < 2; pi++) {
+				gal_term *t = p->term[src][pj][pi];
+				const int n = vertex_terms(&big_f, &big_c, 6 + pi, 6 + pj, src, t);
+				for (int m = 0; m < n; m++)
+					t[m].x -= 3, t[m].y -= 3;
+				p->count[src][pj][pi] = n;
+			}
+}
+
+/* coarsen's work for the fine rows [j0, j1), row by row.  A source's terms at vertices
+ * of the same row and column parities whose weights are the interior's are the same up
+ * to a shift, so they go a row at a time in vector loops; the others (an even-sized
+ * level's last row or column) one by one. */
+static void coarsen_rows(const ml_level *F, ml_level *C, const gal_patterns *pat, int j0, int j1)
+{
+	const int fst = F->st, cst = C->st, cnx = C->nx;
+	float *planes = C->mem + L_DIAG * cst;
 	const bool even_x = !(F->nx & 1);
-	for (int j = 0; j < F->ny; j++) {
+	for (int j = j0; j < j1; j++) {
 		for (int src = 0; src < GAL_SOURCES; src++) {
 			const int di = src == GAL_DIAG ? 0 : family_di[src], dj = src == GAL_DIAG ? 0 : family_dj[src];
 			if (j + dj >= F->ny)
@@ -446,7 +444,7 @@ static void coarsen(const ml_level *F, ml_level *C, double *restrict acc)
 			const int lo = di < 0 ? -di : 0, hi = F->nx - 1 - (di > 0 ? di : 0);
 			if (!regular(j, C->ny) || !regular(j + dj, C->ny)) {
 				for (int i = lo; i <= hi; i++)
-					add_terms(acc, F, C, i, j, src);
+					add_terms(F, C, i, j, src);
 				continue;
 			}
 			const int hi_regular = even_x ? hi - 1 : hi;
@@ -456,23 +454,63 @@ static void coarsen(const ml_level *F, ml_level *C, double *restrict acc)
 				const int m0 = (lo - pi + 1) >> 1, m1 = hi_regular >= pi ? ((hi_regular - pi) >> 1) + 1 : 0;
 				if (m1 <= m0)
 					continue;
-				const gal_term *t = pattern[src][j & 1][pi];
-				for (int q = 0; q < count[src][j & 1][pi]; q++) {
+				const gal_term *t = pat->term[src][j & 1][pi];
+				for (int q = 0; q < pat->count[src][j & 1][pi]; q++) {
 					const int at = ((j >> 1) + t[q].y) * cnx + t[q].x + m0;
-					for (int k = 0; k < S_COUNT; k++)
-						add_scaled_even(acc + (size_t)(t[q].group * S_COUNT + k) * (size_t)cn + at,
-						                blk + k * fst + 2 * m0 + pi, t[q].c, m1 - m0);
+					add_scaled_even(planes + (size_t)t[q].group * S_COUNT * (size_t)cst + at, cst,
+					                blk + 2 * m0 + pi, fst, (float)t[q].c, m1 - m0);
 				}
 			}
 			if (hi_regular < hi)
-				add_terms(acc, F, C, hi, j, src);
+				add_terms(F, C, hi, j, src);
 		}
 	}
+}
+
+/* Fine rows in bands of COARSEN_ROWS: a band's rows write coarse rows b COARSEN_ROWS / 2
+ * to b COARSEN_ROWS / 2 + COARSEN_ROWS / 2 (the row after its own), so the even bands
+ * write disjoint rows, and so do the odd ones. */
+#define COARSEN_ROWS 4
+
+typedef struct coarsen_task {
+	const ml_level *F;
+	ml_level *C;
+	const gal_patterns *pat;
+	int parity; /* the bands 2k + parity */
+} coarsen_task;
+
+static void coarsen_range(int start, int end, int worker, void *ctx)
+{
+	const coarsen_task *k = ctx;
+	(void)worker;
+	for (int b = start; b < end; b++) {
+		const int j0 = (2 * b + k->parity) * COARSEN_ROWS, j1 = j0 + COARSEN_ROWS < k->F->ny ? j0 + COARSEN_ROWS : k->F->ny;
+		coarsen_rows(k->F, k->C, k->pat, j0, j1);
+	}
+}
+
+/* Level l + 1 from level l (both at least level 1): C = Pᵀ F P, P the bilinear
+ * interpolation (vertex_terms).  Summed in float, as level 1's assembly: the weights are
+ * powers of two, and the terms that cancel (a fine edge adds to the coarse edges across
+ * it with both signs) leave the coarse operator within float rounding of Pᵀ F P, which
+ * a preconditioner needs no closer (test_multilevel_galerkin).  The even bands of rows,
+ * then the odd ones: every entry gets its terms in that one order, and with w a large
+ * level's bands of each parity go through w's task callbacks, with the same bits. */
+static void coarsen(const ml_level *F, ml_level *C, const sim_world *w)
+{
 	clear_level(C);
-	float *planes = C->mem + L_DIAG * C->st;
-	for (int k = 0; k < GAL_PLANES; k++)
-		for (int K = 0; K < cn; K++)
-			planes[(size_t)k * (size_t)C->st + K] = (float)acc[(size_t)k * (size_t)cn + K];
+	gal_patterns pat;
+	gal_patterns_init(&pat);
+	const int bands = (F->ny + COARSEN_ROWS - 1) / COARSEN_ROWS;
+	const bool par = w && w->def.enqueue_task && w->def.worker_count > 1 && F->n >= PARALLEL_MIN;
+	for (int parity = 0; parity < 2; parity++) {
+		coarsen_task k = {F, C, &pat, parity};
+		const int count = (bands - parity + 1) / 2;
+		if (par)
+			sim_parallel_for(w, coarsen_range, count, 1, &k);
+		else
+			coarsen_range(0, count, 0, &k);
+	}
 }
 
 /* y[i] -= x[i] s. */
@@ -718,7 +756,7 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 		sim_parallel_for(w, assemble_range, blocks, range, &k);
 	}
 	for (int l = 1; l < g->levels; l++) {
-		coarsen(&g->lv[l - 1], &g->lv[l], g->gal);
+		coarsen(&g->lv[l - 1], &g->lv[l], w);
 		invert_level(&g->lv[l]);
 	}
 	factor_coarsest(g);
