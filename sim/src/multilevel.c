@@ -87,6 +87,7 @@ struct ml_grid {
 	float *block_terms; /* per block of the parallel cycle, its edge terms (TERM_PLANES planes of term_stride) */
 	float *hrows;    /* three planes of level 1's rows restricted along their lines (restrict_rows_h) */
 	float *line;     /* a row of level 2: the serial cycle's prolongation scratch */
+	struct gal_patterns *pat; /* coarsen's terms in the interior */
 	int term_stride;
 	int chol_n;
 	int64_t coarse_ns; /* in the levels below level 1 since ml_take_coarse_ns */
@@ -108,7 +109,9 @@ static void release(ml_grid *g)
 	free(g->block_terms);
 	free(g->hrows);
 	free(g->line);
+	free(g->pat);
 	g->hrows = g->line = NULL;
+	g->pat = NULL;
 	g->levels = 0;
 	g->chol = g->work = NULL;
 	g->rows = g->block_rows = g->block_terms = NULL;
@@ -121,6 +124,8 @@ void ml_destroy(ml_grid *g)
 	release(g);
 	free(g);
 }
+
+static struct gal_patterns *gal_patterns_create(void);
 
 bool ml_reserve(ml_grid *g, int nx, int ny)
 {
@@ -158,7 +163,8 @@ bool ml_reserve(ml_grid *g, int nx, int ny)
 	const ml_level *L2 = &g->lv[g->levels > 1 ? 1 : 0];
 	g->hrows = malloc(sizeof(float) * 3 * (size_t)g->lv[0].ny * (size_t)L2->nx);
 	g->line = malloc(sizeof(float) * (size_t)L2->nx);
-	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms || !g->hrows || !g->line) {
+	g->pat = gal_patterns_create();
+	if (!g->chol || !g->work || !g->rows || !g->block_rows || !g->block_terms || !g->hrows || !g->line || !g->pat) {
 		release(g);
 		return false;
 	}
@@ -319,6 +325,8 @@ typedef struct gal_term {
  * family f stored at it. */
 #define GAL_DIAG FAMILIES
 #define GAL_SOURCES (FAMILIES + 1)
+/* A diagonal: up to four weights and their six pairs; an edge: its two ends reach at most
+ * a 2 x 2 square of coarse vertices, six pairs. */
 #define GAL_MAX_TERMS 10
 
 /* The term from K to L (K < L, within a 2 x 2 square: L is one of K's families). */
@@ -426,6 +434,14 @@ static void gal_patterns_init(gal_patterns *p)
 			}
 }
 
+static gal_patterns *gal_patterns_create(void)
+{
+	gal_patterns *p = malloc(sizeof *p);
+	if (p)
+		gal_patterns_init(p);
+	return p;
+}
+
 /* coarsen's work for the fine rows [j0, j1), row by row.  A source's terms at vertices
  * of the same row and column parities whose weights are the interior's are the same up
  * to a shift, so they go a row at a time in vector loops; the others (an even-sized
@@ -484,8 +500,8 @@ static void coarsen_range(int start, int end, int worker, void *ctx)
 	const coarsen_task *k = ctx;
 	(void)worker;
 	for (int b = start; b < end; b++) {
-		const int j0 = (2 * b + k->parity) * COARSEN_ROWS, j1 = j0 + COARSEN_ROWS < k->F->ny ? j0 + COARSEN_ROWS : k->F->ny;
-		coarsen_rows(k->F, k->C, k->pat, j0, j1);
+		const int j0 = (2 * b + k->parity) * COARSEN_ROWS;
+		coarsen_rows(k->F, k->C, k->pat, j0, j0 + COARSEN_ROWS < k->F->ny ? j0 + COARSEN_ROWS : k->F->ny);
 	}
 }
 
@@ -496,15 +512,13 @@ static void coarsen_range(int start, int end, int worker, void *ctx)
  * a preconditioner needs no closer (test_multilevel_galerkin).  The even bands of rows,
  * then the odd ones: every entry gets its terms in that one order, and with w a large
  * level's bands of each parity go through w's task callbacks, with the same bits. */
-static void coarsen(const ml_level *F, ml_level *C, const sim_world *w)
+static void coarsen(const ml_level *F, ml_level *C, const gal_patterns *pat, const sim_world *w)
 {
 	clear_level(C);
-	gal_patterns pat;
-	gal_patterns_init(&pat);
 	const int bands = (F->ny + COARSEN_ROWS - 1) / COARSEN_ROWS;
 	const bool par = w && w->def.enqueue_task && w->def.worker_count > 1 && F->n >= PARALLEL_MIN;
 	for (int parity = 0; parity < 2; parity++) {
-		coarsen_task k = {F, C, &pat, parity};
+		coarsen_task k = {F, C, pat, parity};
 		const int count = (bands - parity + 1) / 2;
 		if (par)
 			sim_parallel_for(w, coarsen_range, count, 1, &k);
@@ -756,7 +770,7 @@ void ml_assemble(ml_grid *g, const float *diag, const float *mask, const ml_fine
 		sim_parallel_for(w, assemble_range, blocks, range, &k);
 	}
 	for (int l = 1; l < g->levels; l++) {
-		coarsen(&g->lv[l - 1], &g->lv[l], w);
+		coarsen(&g->lv[l - 1], &g->lv[l], g->pat, w);
 		invert_level(&g->lv[l]);
 	}
 	factor_coarsest(g);
@@ -908,13 +922,13 @@ static void restrict_line(float *restrict h, const float *restrict t, int n, int
 {
 	/* K = 0 and, for an odd n, K = c - 1 have one neighbour; the rest two */
 	const int last = n & 1 ? c - 1 : c;
-	h[0] = t[0] + 0.5f * (0.0f + (n > 1 ? (n == 2 ? 2.0f * t[1] : t[1]) : 0.0f));
+	h[0] = t[0] + 0.5f * (n > 1 ? (n == 2 ? 2.0f * t[1] : t[1]) : 0.0f);
 	for (int K = 1; K < last; K++) {
 		const float hi = 2 * K + 1 == n - 1 ? t[2 * K + 1] + t[2 * K + 1] : t[2 * K + 1];
 		h[K] = t[2 * K] + 0.5f * (t[2 * K - 1] + hi);
 	}
 	if (n & 1 && c > 1)
-		h[c - 1] = t[n - 1] + 0.5f * (t[n - 2] + 0.0f);
+		h[c - 1] = t[n - 1] + 0.5f * t[n - 2];
 }
 
 /* x[i] += sum over K of P_iK e[K] along a line of n from c (restrict_line's transpose). */
@@ -931,8 +945,9 @@ static void prolong_line(float *restrict x, const float *restrict e, int n, int 
 }
 
 /* Rows [j0, j1) of F's residual t, each restricted along its line into row j of h (a
- * plane of F->ny rows of C->nx), the first half of restrict_level: rows go to the
- * workers in the parallel cycle, and every row is computed the same way. */
+ * plane of F->ny rows of C->nx): the first half of a restriction, which the parallel
+ * cycle's blocks do for their rows, every row the same way (restrict_rows_v the
+ * second, across the rows). */
 static void restrict_rows_h(const ml_level *F, const ml_level *C, float *h, int j0, int j1)
 {
 	const int fst = F->st;
