@@ -277,8 +277,8 @@ static void test_implicit_same_state(void)
 
 /* The multilevel preconditioner's coarse operators (ml_assemble, multilevel.c), level 1
  * assembled in blocks of rows and level 2 in bands of level 1's rows through the
- * callbacks, are the ones the caller alone
- * assembles, bit for bit, and so is the coarse correction the cycle then gives
+ * callbacks, are the ones the caller alone assembles, bit for bit, and so is the coarse
+ * correction the cycle then gives
  * (ml_apply), level 1 and the prolongation in blocks too: compared on the serial
  * cycle's correction for one right-hand side on a 129 x 97 grid (odd both ways: the last row and column
  * of aggregates are partial), random blocks on the six spring families a grid has (the

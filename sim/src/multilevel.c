@@ -183,38 +183,6 @@ void ml_level_size(const ml_grid *g, int l, int *nx, int *ny)
 	*nx = g->lv[l - 1].nx, *ny = g->lv[l - 1].ny;
 }
 
-void ml_level_multiply(const ml_grid *g, int l, const float *x, float *y)
-{
-	const ml_level *L = &g->lv[l - 1];
-	const int st = L->st, n = L->n;
-	const float *diag = L->mem + L_DIAG * st, *edge = L->mem + L_EDGE * st;
-	static const int pair[S_COUNT][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-	for (int i = 0; i < 3 * n; i++)
-		y[i] = 0.0f;
-	for (int a = 0; a < n; a++) {
-		for (int k = 0; k < S_COUNT; k++) {
-			const int p = pair[k][0], q = pair[k][1];
-			y[p * n + a] += diag[k * st + a] * x[q * n + a];
-			if (p != q)
-				y[q * n + a] += diag[k * st + a] * x[p * n + a];
-		}
-		for (int f = 0; f < FAMILIES; f++) {
-			const int bi = a % L->nx + family_di[f], bj = a / L->nx + family_dj[f];
-			if (bi < 0 || bi >= L->nx || bj >= L->ny)
-				continue;
-			const int b = bj * L->nx + bi;
-			for (int k = 0; k < S_COUNT; k++) {
-				const float e = edge[(f * S_COUNT + k) * st + a];
-				const int p = pair[k][0], q = pair[k][1];
-				const float dq = x[q * n + a] - x[q * n + b], dp = x[p * n + a] - x[p * n + b];
-				y[p * n + a] += e * dq, y[p * n + b] -= e * dq;
-				if (p != q)
-					y[q * n + a] += e * dp, y[q * n + b] -= e * dp;
-			}
-		}
-	}
-}
-
 int ml_level1_count(const ml_grid *g)
 {
 	return g->levels > 0 ? g->lv[0].n : 0;
@@ -884,6 +852,23 @@ static void edges_residual(ml_level *L, const float *x, float *t)
 			if (off < n)
 				sim_plane_add(t + c * st + off, u + c * st, n - off);
 	}
+}
+
+void ml_level_multiply(ml_grid *g, int l, const float *x, float *y)
+{
+	/* the cycle's own product, t = b - A x with b = 0, through the level's planes */
+	ml_level *L = &g->lv[l - 1];
+	const int st = L->st, n = L->n;
+	float *lx = L->mem + L_X * st, *lb = L->mem + L_B * st, *lt = L->mem + L_T * st;
+	for (int c = 0; c < 3; c++) {
+		memcpy(lx + c * st, x + c * n, sizeof(float) * (size_t)n);
+		memset(lb + c * st, 0, sizeof(float) * (size_t)n);
+	}
+	diag_residual(L->mem + L_DIAG * st, lb, lx, lt, n, st);
+	edges_residual(L, lx, lt);
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < n; i++)
+			y[c * n + i] = -lt[c * st + i];
 }
 
 /* The two triangular solves with the factor L (by columns, see factor_coarsest), each

@@ -62,11 +62,11 @@ int64_t ml_take_coarse_ns(ml_grid *g);
 int ml_even_range(int count, int unit, int last, int workers);
 
 /* For tests: the number of coarse levels, level l's grid (l = 1 for level 1, up to
- * ml_levels), and y = A_l x with level l's operator, x and y three planes of nx ny
- * floats each. */
+ * ml_levels), and y = A_l x with level l's operator as the cycle applies it (its
+ * scratch planes overwritten), x and y three planes of nx ny floats each. */
 int ml_levels(const ml_grid *g);
 void ml_level_size(const ml_grid *g, int l, int *nx, int *ny);
-void ml_level_multiply(const ml_grid *g, int l, const float *x, float *y);
+void ml_level_multiply(ml_grid *g, int l, const float *x, float *y);
 /* For tests (implicit.c): */
 #include "sim/sim.h"
 typedef struct sim_implicit sim_implicit;
