@@ -1,8 +1,12 @@
-/* The pool behind sim's task callbacks.  A loop is cut into ranges of at least min_range
- * items, about four per worker so that uneven ranges even out; every participant (the
- * caller as worker 0, the pool threads as 1 ... n - 1) takes the next range by an atomic
- * counter until none is left.  Which worker runs which range does not matter: sim's
- * results depend only on the items (docs/collisions.md, "Parallel work"). */
+/* The pool behind sim's task callbacks.  Every participant (the caller as worker 0, the
+ * pool threads as 1 ... n - 1) takes the next range of a loop until none is left.  The
+ * ranges shrink as the loop goes (guided scheduling): each is a 2n-th of the items still
+ * left, at least min_range, so that the last ones are short and the participants finish
+ * together.  With a fixed four ranges per worker, the last range of an uneven loop (the
+ * neighbour list's blocks, the traversal's jobs) ran on one thread while the other
+ * waited; these ranges took about 0.18 ms a frame of such waiting off the 129 x 129 drape
+ * on two cores (benchmarks.md, "Guided ranges").  Which worker runs which range does not
+ * matter: sim's results depend only on the items (docs/collisions.md, "Parallel work"). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "task_pool.h"
 
@@ -36,22 +40,35 @@ struct task_pool {
 	/* the current loop */
 	sim_task_fn *task;
 	void *context;
-	int items, range, ranges;
-	atomic_int next;     /* the next range to take */
+	int items, min_range;
+	atomic_int next;     /* the first item not yet taken */
 	bool open;           /* threads may still join the current loop (under lock) */
 	atomic_int busy;     /* pool threads inside the current loop (changed under lock) */
 	bool active;
 };
 
-/* Takes ranges of the current loop until none is left. */
+int task_pool_range_end(int start, int items, int min_range, int workers)
+{
+	int left = items - start, share = 2 * workers;
+	int len = (left + share - 1) / share;
+	len = len < min_range ? min_range : len;
+	return len < left ? start + len : items;
+}
+
+/* Takes ranges of the current loop until none is left.  A range's length follows from
+ * its start alone, so the ranges are the same whoever takes them. */
 static void run_ranges(task_pool *p, int worker)
 {
+	int start = atomic_load(&p->next);
 	for (;;) {
-		int r = atomic_fetch_add(&p->next, 1);
-		if (r >= p->ranges)
-			return;
-		int start = r * p->range, end = start + p->range < p->items ? start + p->range : p->items;
+		int end;
+		do {
+			if (start >= p->items)
+				return;
+			end = task_pool_range_end(start, p->items, p->min_range, p->workers);
+		} while (!atomic_compare_exchange_weak(&p->next, &start, end));
 		p->task(start, end, worker, p->context);
+		start = atomic_load(&p->next);
 	}
 }
 
@@ -194,10 +211,7 @@ void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *
 		return NULL;
 	if (min_range < 1)
 		min_range = 1;
-	int range = (item_count + 4 * p->workers - 1) / (4 * p->workers);
-	range = range < min_range ? min_range : range;
-	int ranges = (item_count + range - 1) / range;
-	if (ranges <= 1 || p->workers <= 1 || p->active) {
+	if (task_pool_range_end(0, item_count, min_range, p->workers) == item_count || p->workers <= 1 || p->active) {
 		/* nothing to share (or a loop inside a loop, which sim never starts): inline */
 		task(0, item_count, 0, task_context);
 		return NULL;
@@ -206,8 +220,7 @@ void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *
 	p->task = task;
 	p->context = task_context;
 	p->items = item_count;
-	p->range = range;
-	p->ranges = ranges;
+	p->min_range = min_range;
 	atomic_store(&p->next, 0);
 	p->active = true;
 	p->open = true;

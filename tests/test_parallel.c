@@ -406,9 +406,12 @@ static void test_def_checked(void)
 	CHECK(sim_world_create(&bad) == NULL);
 }
 
-/* The pool runs every item of a loop exactly once, on worker indices below its count. */
+/* The pool runs every item of a loop exactly once, on worker indices below its count,
+ * in ranges that shrink as the loop goes: each a sixth (three workers) of the items left
+ * when it starts, rounded up, at least min_range, the last one whatever is left. */
 typedef struct cover {
 	int hits[10000];
+	int range_end[10000]; /* per range start: its end (0: no range starts there) */
 	int bad_worker;
 } cover;
 
@@ -417,8 +420,28 @@ static void cover_task(int start, int end, int worker, void *ctx)
 	cover *c = ctx;
 	if (worker < 0 || worker >= 3)
 		c->bad_worker = 1;
+	__atomic_store_n(&c->range_end[start], end, __ATOMIC_RELAXED);
 	for (int i = start; i < end; i++)
 		__atomic_fetch_add(&c->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+/* The ranges a loop of n items should have, walked from 0: returns how many of the
+ * recorded ones differ from them. */
+static int wrong_ranges(const cover *c, int n, int min_range)
+{
+	int wrong = 0, ranges = 0;
+	for (int start = 0; start < n;) {
+		int left = n - start, len = left / 6 + (left % 6 != 0);
+		len = len > min_range ? len : min_range;
+		int end = len < left ? start + len : n;
+		wrong += c->range_end[start] != end;
+		ranges++;
+		start = end;
+	}
+	int recorded = 0;
+	for (int i = 0; i < 10000; i++)
+		recorded += c->range_end[i] != 0;
+	return wrong + (recorded != ranges);
 }
 
 static void test_pool_covers_items_once(void)
@@ -429,13 +452,17 @@ static void test_pool_covers_items_once(void)
 	for (int round = 0; round < 200; round++) {
 		int n = 1 + round * 47 % 10000;
 		memset(&c, 0, sizeof c);
-		void *h = task_pool_enqueue(cover_task, n, 1 + round % 7, &c, pool);
+		int min_range = 1 + round % 7 + (round % 5 == 0 ? 900 : 0);
+		void *h = task_pool_enqueue(cover_task, n, min_range, &c, pool);
 		if (h)
 			task_pool_finish(h, pool);
 		int wrong = 0;
 		for (int i = 0; i < 10000; i++)
 			wrong += c.hits[i] != (i < n);
 		CHECK_MSG(wrong == 0 && !c.bad_worker, "round %d, %d items: %d wrong", round, n, wrong);
+		/* inline (no handle) exactly when one range would take every item */
+		CHECK_MSG((h == NULL) == (n <= min_range) && (h == NULL || wrong_ranges(&c, n, min_range) == 0),
+		          "round %d, %d items, ranges of at least %d: not the guided ranges", round, n, min_range);
 	}
 	task_pool_destroy(&pool);
 	CHECK(pool == NULL);
