@@ -47,7 +47,10 @@ struct task_pool {
 	bool active;
 };
 
-int task_pool_range_end(int start, int items, int min_range, int workers)
+/* Where the range of a loop of `items` that starts at `start` ends, on a pool of
+ * `workers`: one part in 2 x workers of what is left (rounded up), at least min_range,
+ * never past the end. */
+static int range_end(int start, int items, int min_range, int workers)
 {
 	int left = items - start, share = 2 * workers;
 	int len = (left + share - 1) / share;
@@ -65,7 +68,7 @@ static void run_ranges(task_pool *p, int worker)
 		do {
 			if (start >= p->items)
 				return;
-			end = task_pool_range_end(start, p->items, p->min_range, p->workers);
+			end = range_end(start, p->items, p->min_range, p->workers);
 		} while (!atomic_compare_exchange_weak(&p->next, &start, end));
 		p->task(start, end, worker, p->context);
 		start = atomic_load(&p->next);
@@ -211,7 +214,7 @@ void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *
 		return NULL;
 	if (min_range < 1)
 		min_range = 1;
-	if (task_pool_range_end(0, item_count, min_range, p->workers) == item_count || p->workers <= 1 || p->active) {
+	if (range_end(0, item_count, min_range, p->workers) == item_count || p->workers <= 1 || p->active) {
 		/* nothing to share (or a loop inside a loop, which sim never starts): inline */
 		task(0, item_count, 0, task_context);
 		return NULL;

@@ -18,11 +18,6 @@ int task_pool_workers(const task_pool *pool);
  * callbacks). */
 void task_pool_attach(task_pool *pool, sim_world_def *def);
 
-/* Where the range of a loop of `items` that starts at `start` ends, on a pool of
- * `workers`: one part in 2 x workers of what is left (rounded up), at least min_range,
- * never past the end.  Exposed for the tests. */
-int task_pool_range_end(int start, int items, int min_range, int workers);
-
 /* The callbacks themselves (user_context: the pool). */
 void *task_pool_enqueue(sim_task_fn *task, int item_count, int min_range, void *task_context, void *user_context);
 void task_pool_finish(void *user_task, void *user_context);
