@@ -144,6 +144,7 @@ static int parse_sizes(const char *s, int *sizes, int max)
 
 typedef struct bench_options {
 	const char *csv_path;
+	const char *steps_path; /* --steps FILE: one row per step (bench collisions) */
 	double seconds, dt;
 	int sizes[16];
 	int size_count;
@@ -182,6 +183,8 @@ static int parse_bench_options(int argc, char **argv, bench_options *o, bool siz
 			o->threads = (int)v;
 		} else if (o->allow_case && strcmp(a, "--case") == 0) {
 			o->only = val;
+		} else if (o->allow_case && strcmp(a, "--steps") == 0) {
+			o->steps_path = val;
 		} else if (o->allow_case && strcmp(a, "--drops") == 0) {
 			long v;
 			if (!cli_parse_int(val, 1, BENCH_MAX_DROPS, &v))
@@ -313,12 +316,31 @@ typedef struct time_pool {
 	int runs;
 } time_pool;
 
+/* The files a collision benchmark writes: one row per case, one row per step. */
+typedef struct bench_files {
+	FILE *csv, *steps;
+} bench_files;
+
+/* `--steps`: the step's time and what it did, so that single frames (a drape's crumple)
+ * can be told apart from the means. */
+static void write_step_row(FILE *f, const char *name, int step, double us, const sim_stats *st)
+{
+	fprintf(f, "%s,%d,%.4f", name, step, us * 1e-3);
+	for (int k = 0; k < SIM_STAGE_COUNT; k++)
+		fprintf(f, ",%.4f", st->stage_us[k] * 1e-3);
+	fprintf(f, ",%.4f,%.4f,%.4f,%d,%d,%d,%d,%d,%d,%.4f\n", st->coarse_us * 1e-3, st->prepass_us * 1e-3,
+	        st->walk_us * 1e-3, st->cg_iterations, st->candidates, st->contacts, st->collisions, st->broad_phases,
+	        st->refreshed_triangles, st->patch_blocks > 0 ? (double)st->patches / st->patch_blocks : 0.0);
+}
+
 /* Steps a world n times and prints the mean, p50 and p99 step time, the same over the
  * steps that had contacts, and the mean time of each collision stage; one CSV row per
- * case.  With `gather`, the run's step times are appended to it (room for n more). */
-static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE *csv, task_pool *pool,
-                           time_pool *gather)
+ * case, and with `--steps` one per step.  With `gather`, the run's step times are
+ * appended to it (room for n more). */
+static int time_collisions(const char *name, sim_world *w, float dt, int n, const bench_files *files,
+                           task_pool *pool, time_pool *gather)
 {
+	FILE *csv = files->csv;
 	sim_world_def def = *sim_world_get_def(w);
 	task_pool_attach(pool, &def);
 	if (sim_world_set_def(w, &def) != SIM_OK)
@@ -345,6 +367,8 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 			break;
 		}
 		const sim_stats *st = sim_world_stats(w);
+		if (files->steps)
+			write_step_row(files->steps, name, done + 1, times[done], st);
 		if (st->contacts > 0) {
 			touching[ntouching++] = times[done];
 			for (int k = 0; k < SIM_STAGE_COUNT; k++)
@@ -417,19 +441,20 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, FILE
 }
 
 /* The pile scene: 33 x 33, self-colliding, dt = 1 ms, `seconds` simulated. */
-static int bench_pile(double seconds, FILE *csv, task_pool *pool)
+static int bench_pile(double seconds, const bench_files *files, task_pool *pool)
 {
 	sim_world *w = scn_create("pile");
 	if (!w)
 		return EXIT_TELA_IO;
-	int rc = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), csv, pool, NULL);
+	int rc = time_collisions("pile 33x33", w, 1e-3f, (int)(seconds / 1e-3), files, pool, NULL);
 	sim_world_destroy(&w);
 	return rc;
 }
 
 /* A 1.2 m, 129 x 129 cloth dropped onto a 0.35 m ball on the floor from `lift` above 1 m,
  * one implicit step per 1/90 s frame, a third of `seconds` simulated. */
-static int bench_drape(double seconds, float lift, const char *name, FILE *csv, task_pool *pool, time_pool *gather)
+static int bench_drape(double seconds, float lift, const char *name, const bench_files *files, task_pool *pool,
+                       time_pool *gather)
 {
 	sim_world_def def = sim_world_def_default();
 	def.integrator = SIM_IMPLICIT;
@@ -449,7 +474,7 @@ static int bench_drape(double seconds, float lift, const char *name, FILE *csv, 
 	g.material.stiffness[0] = 100.0f, g.material.stiffness[1] = 50.0f, g.material.stiffness[2] = 2.0f;
 	int rc = EXIT_TELA_IO;
 	if (sim_world_add_obstacle(w, &floor) >= 0 && sim_world_add_obstacle(w, &ball) >= 0 && sim_world_add_grid(w, &g) >= 0)
-		rc = time_collisions(name, w, 1.0f / 90.0f, (int)(seconds * 30.0), csv, pool, gather);
+		rc = time_collisions(name, w, 1.0f / 90.0f, (int)(seconds * 30.0), files, pool, gather);
 	sim_world_destroy(&w);
 	return rc;
 }
@@ -466,10 +491,10 @@ static void min_max(const double *x, int n, double *lo, double *hi)
  * 9 800 to 13 000 candidates a frame), so one drop's figures are one sample of the
  * scenario's, and a change that alters the bits also changes the folds it is timed on;
  * the summary pools the frames of all the drops. */
-static int bench_drapes(double seconds, int drops, FILE *csv, task_pool *pool)
+static int bench_drapes(double seconds, int drops, const bench_files *files, task_pool *pool)
 {
 	if (drops == 1)
-		return bench_drape(seconds, 0.0f, "sphere 129x129 implicit", csv, pool, NULL);
+		return bench_drape(seconds, 0.0f, "sphere 129x129 implicit", files, pool, NULL);
 	int frames = (int)(seconds * 30.0);
 	time_pool tp = {.all = malloc(sizeof(double) * (size_t)frames * (size_t)drops),
 	                .touching = malloc(sizeof(double) * (size_t)frames * (size_t)drops)};
@@ -477,7 +502,7 @@ static int bench_drapes(double seconds, int drops, FILE *csv, task_pool *pool)
 	for (int k = 0; k < drops && rc == EXIT_TELA_OK; k++) {
 		char name[64];
 		snprintf(name, sizeof name, "sphere 129x129 implicit drop %d (+%.1f mm)", k, (double)(k * DROP_STEP_M) * 1e3);
-		rc = bench_drape(seconds, (float)k * DROP_STEP_M, name, csv, pool, &tp);
+		rc = bench_drape(seconds, (float)k * DROP_STEP_M, name, files, pool, &tp);
 	}
 	if (rc == EXIT_TELA_OK) {
 		double mean, p50, p99, tmean, tp50, tp99, lo, hi, tlo, thi, clo, chi;
@@ -525,20 +550,24 @@ static int bench_collisions(int argc, char **argv)
 		fprintf(stderr, "tela bench: cannot start %d threads\n", o.threads);
 		return EXIT_TELA_IO;
 	}
-	FILE *csv = NULL;
+	bench_files files = {0};
 	rc = open_csv(o.csv_path, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,"
 	                          "refit_ms,broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones,threads",
-	              &csv);
-	if (rc != EXIT_TELA_OK) {
-		task_pool_destroy(&pool);
-		return rc;
-	}
-	if (pile)
-		rc = bench_pile(seconds, csv, pool);
+	              &files.csv);
+	if (rc == EXIT_TELA_OK)
+		rc = open_csv(o.steps_path,
+		              "case,step,ms,forces_ms,solve_ms,strain_ms,check_ms,refit_ms,broad_ms,proximity_ms,ccd_ms,"
+		              "failsafe_ms,coarse_ms,prepass_ms,walk_ms,cg_iterations,candidates,contacts,collisions,"
+		              "broad_phases,refreshed_triangles,patches_certified",
+		              &files.steps);
+	if (rc == EXIT_TELA_OK && pile)
+		rc = bench_pile(seconds, &files, pool);
 	if (drape && rc == EXIT_TELA_OK)
-		rc = bench_drapes(seconds, o.drops, csv, pool);
+		rc = bench_drapes(seconds, o.drops, &files, pool);
 	task_pool_destroy(&pool);
-	if (csv && fclose(csv) != 0 && rc == EXIT_TELA_OK)
+	if (files.csv && fclose(files.csv) != 0 && rc == EXIT_TELA_OK)
+		rc = EXIT_TELA_IO;
+	if (files.steps && fclose(files.steps) != 0 && rc == EXIT_TELA_OK)
 		rc = EXIT_TELA_IO;
 	return rc;
 }
