@@ -19,8 +19,10 @@
  * AVX2, baseline) and picks one at load time.  All perform the same IEEE operations per
  * element in the same order (no contraction: -ffp-contract=off; sqrt and division are
  * correctly rounded everywhere), so the results are bit-identical whichever runs.
- * Sanitizer builds use the plain function. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+ * Sanitizer builds use the plain function (under ThreadSanitizer the clones' resolver,
+ * instrumented, runs during relocation before the sanitizer's runtime and crashes). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) &&              \
+    !defined(__SANITIZE_THREAD__)
 #define SIM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define SIM_VECTOR_CLONES
