@@ -35,6 +35,16 @@ static const uint64_t DEF_HOLD_NS = 300000000u;
 /* The grab force drawn as a segment of this many metres per newton: the forces of a
  * hand-held pull (tenths of a newton to a few newtons) then span centimetres. */
 static const float FORCE_METRES_PER_NEWTON = 0.05f;
+/* Frames the GL may queue ahead of the picture.  Without vsync nothing else bounds the
+ * queue, and a software rasterizer starved of CPU (Mesa's llvmpipe on a loaded machine)
+ * let it grow to seconds of frames: each showed older state than the last, and the frame
+ * that finally had to wait for them all froze the window, and the stylus with it, for
+ * seconds (CI's test_stylus_window_slow_start saw one 3 s frame swallow a whole lift).
+ * Two is what GPU drivers allow by default. */
+enum { FRAMES_IN_FLIGHT = 2 };
+/* A fence not reached in this long is given up on: the frame goes ahead rather than hang
+ * the window on a lost context. */
+static const uint64_t FRAME_FENCE_TIMEOUT_NS = 2000000000u;
 
 struct demo {
 	demo_gpu gpu; /* issue 7: the panel's GPU integrator */
@@ -108,6 +118,9 @@ struct demo {
 	bool recording, screenshot_requested, exporting;
 	int record_index, screenshot_index;
 	int frames;
+	/* Fences after the last FRAMES_IN_FLIGHT swaps (a ring; NULL where none yet) */
+	GLsync frame_fences[FRAMES_IN_FLIGHT];
+	int frame_fence_next;
 	char title[768];
 };
 
@@ -335,6 +348,9 @@ void demo_destroy(demo **dp)
 	if (!d)
 		return;
 	panel_destroy(&d->panel); /* while its GL context is still there */
+	for (int i = 0; i < FRAMES_IN_FLIGHT; i++)
+		if (d->frame_fences[i])
+			glDeleteSync(d->frame_fences[i]);
 	stop_scene(d);
 	demo_gpu_fini(&d->gpu); /* the simulation thread released it */
 	dt_stop(&d->device);
@@ -1283,10 +1299,32 @@ void demo_draw(demo *d)
 	}
 }
 
+/* Waits until the frame FRAMES_IN_FLIGHT swaps ago is drawn; before the frame reads its
+ * input, so that what it shows is as fresh as the queue allows. */
+static void wait_frame_slot(demo *d)
+{
+	GLsync *f = &d->frame_fences[d->frame_fence_next];
+	if (!*f)
+		return;
+	GLenum r = glClientWaitSync(*f, GL_SYNC_FLUSH_COMMANDS_BIT, FRAME_FENCE_TIMEOUT_NS);
+	if (r == GL_TIMEOUT_EXPIRED || r == GL_WAIT_FAILED)
+		fprintf(stderr, "tela: a frame %s; not waiting for it\n",
+		        r == GL_WAIT_FAILED ? "fence failed" : "took over 2 s to draw");
+	glDeleteSync(*f);
+	*f = NULL;
+}
+
+static void end_frame_slot(demo *d)
+{
+	d->frame_fences[d->frame_fence_next] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+	d->frame_fence_next = (d->frame_fence_next + 1) % FRAMES_IN_FLIGHT;
+}
+
 bool demo_frame(demo *d)
 {
 	if (!d->sim)
 		return false; /* a scene switch failed and the old scene could not restart */
+	wait_frame_slot(d);
 	uint64_t t = now_ns();
 	float dt = (float)(t - d->last_frame_ns) * 1e-9f;
 	d->last_frame_ns = t;
@@ -1343,6 +1381,7 @@ bool demo_frame(demo *d)
 	if (d->frames++ % 15 == 0)
 		update_title(d);
 	SDL_GL_SwapWindow(d->window);
+	end_frame_slot(d);
 	return true;
 }
 
