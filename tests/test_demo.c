@@ -403,6 +403,7 @@ static void stylus_lifts_corner_camera(const char *spec, int camera_station, dou
 			mouse_grabbed = sim_grabbed && ds.grabs == 0;
 			push_button(SDL_MOUSEBUTTONUP, (int)lroundf(px), (int)lroundf(py));
 			mouse_tried = true;
+			s = demo_snapshot(d); /* the frames since handed the older one back */
 		}
 		if (s->grabbed_vertex == corner) {
 			grabbed = true;
