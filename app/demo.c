@@ -1308,8 +1308,8 @@ static void wait_frame_slot(demo *d)
 		return;
 	GLenum r = glClientWaitSync(*f, GL_SYNC_FLUSH_COMMANDS_BIT, FRAME_FENCE_TIMEOUT_NS);
 	if (r == GL_TIMEOUT_EXPIRED || r == GL_WAIT_FAILED)
-		fprintf(stderr, "tela: a frame %s; not waiting for it\n",
-		        r == GL_WAIT_FAILED ? "fence failed" : "took over 2 s to draw");
+		fprintf(stderr, "tela: a frame's fence %s; not waiting for it\n",
+		        r == GL_WAIT_FAILED ? "failed" : "was not reached in time");
 	glDeleteSync(*f);
 	*f = NULL;
 }

@@ -378,11 +378,11 @@ static void stylus_lifts_corner_camera(const char *spec, int camera_station, dou
 	bool grabbed = false, ended = false;
 	float lift = -1.0f, force = 0.0f;
 	int segments = 0, held_frames = 0;
-	double longest_frame = 0.0, frame_start = since(&t0);
+	double longest_frame = 0.0;
 	while (since(&t0) < 30.0) { /* ends with the source; the cap only bounds a broken run */
+		double frame_start = since(&t0);
 		demo_frame(d);
 		longest_frame = fmax(longest_frame, since(&t0) - frame_start);
-		frame_start = since(&t0);
 		REQUIRE(demo_device_status(d, &ds, line, sizeof line));
 		check_camera(&k, d, &ds);
 		const st_snapshot *s = demo_snapshot(d);
