@@ -324,6 +324,16 @@ static double peak_strain(gpu_session *gpu, sim_integrator integ, bool provot, b
 
 /* ---- output -------------------------------------------------------------------------------- */
 
+/* One right-aligned table cell: a figure that was not measured (a scheme the GPU lacks,
+ * no GPU) reads "n/a", not "nan". */
+static void cell(const char *fmt, int width, double v)
+{
+	if (isnan(v))
+		printf(" %*s", width, "n/a");
+	else
+		printf(fmt, width, v);
+}
+
 static void csv_row(FILE *csv, const char *part, sim_integrator integ, const char *backend, const char *variant,
                     int n, double dt, double value, long steps)
 {
@@ -453,8 +463,11 @@ int bench_gpu(int argc, char **argv)
 		for (int k = 0; k < NI; k++) {
 			throughput t = measure_throughput(gpu, n, (sim_integrator)k, o.steps, dt);
 			tp[s][k] = t;
-			printf("%-10s %5d %8d %11.1f %11.1f %11.1f %9.1f %9.1f %9.1f\n", sim_integrator_name((sim_integrator)k),
-			       n, n * n, t.cpu, t.gpu, t.resident, t.up_us, t.gpu_us, t.down_us);
+			printf("%-10s %5d %8d", sim_integrator_name((sim_integrator)k), n, n * n);
+			const double row[6] = {t.cpu, t.gpu, t.resident, t.up_us, t.gpu_us, t.down_us};
+			for (int c = 0; c < 6; c++)
+				cell(" %*.1f", c < 3 ? 11 : 9, row[c]);
+			printf("\n");
 			fflush(stdout);
 			csv_row(csv, "throughput", (sim_integrator)k, "cpu", "step", n, dt, t.cpu, o.steps);
 			csv_row(csv, "throughput", (sim_integrator)k, "gpu", "step", n, dt, t.gpu, o.steps);
@@ -473,7 +486,10 @@ int bench_gpu(int argc, char **argv)
 		sim_integrator integ = (sim_integrator)k;
 		stable[2 * k] = largest_stable(NULL, integ);
 		stable[2 * k + 1] = gpu && gpu_backend_supports(integ) ? largest_stable(gpu, integ) : NAN;
-		printf("%-10s %11.3g %11.3g\n", sim_integrator_name(integ), stable[2 * k], stable[2 * k + 1]);
+		printf("%-10s", sim_integrator_name(integ));
+		cell(" %*.3g", 11, stable[2 * k]);
+		cell(" %*.3g", 11, stable[2 * k + 1]);
+		printf("\n");
 		fflush(stdout);
 		csv_row(csv, "stable_dt", integ, "cpu", "bisection", 16, NAN, stable[2 * k], 0);
 		csv_row(csv, "stable_dt", integ, "gpu", "bisection", 16, NAN, stable[2 * k + 1], 0);
@@ -490,9 +506,10 @@ int bench_gpu(int argc, char **argv)
 		for (int v = 0; v < 5; v++)
 			elong[5 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1 || v == 4, v == 4)
 			                                   : NAN;
-		printf("%-10s %9d %11.4f %11.4f %11.4f %11.4f %11.4f\n", sim_integrator_name(integ),
-		       elongation_substeps(integ), elong[5 * k], elong[5 * k + 1], elong[5 * k + 2], elong[5 * k + 3],
-		       elong[5 * k + 4]);
+		printf("%-10s %9d", sim_integrator_name(integ), elongation_substeps(integ));
+		for (int v = 0; v < 5; v++)
+			cell(" %*.4f", 11, elong[5 * k + v]);
+		printf("\n");
 		fflush(stdout);
 		static const char *const vn[5] = {"no-provot", "provot", "no-provot", "provot", "provot-on-gpu"};
 		for (int v = 0; v < 5; v++)

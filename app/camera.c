@@ -162,3 +162,50 @@ int cam_pick_vertex(const float origin[3], const float direction[3], const float
 		*out_t = best_t;
 	return best;
 }
+
+int cam_pick_surface(const float origin[3], const float direction[3], const float (*positions)[4], int first_vertex,
+                     const int *triangles, int triangle_count, float *out_t)
+{
+	int best = -1;
+	float best_t = INFINITY;
+	for (int i = 0; i < triangle_count; i++) {
+		const int *tri = triangles + 3 * i;
+		const float *a = positions[first_vertex + tri[0]], *b = positions[first_vertex + tri[1]],
+		            *c = positions[first_vertex + tri[2]];
+		/* Moller-Trumbore; both faces count, the cloth has no outside */
+		float e1[3], e2[3], p[3], q[3], s[3];
+		sub3(b, a, e1);
+		sub3(c, a, e2);
+		cross3(direction, e2, p);
+		float det = dot3(e1, p);
+		if (fabsf(det) < 1e-12f)
+			continue;
+		float inv = 1.0f / det;
+		sub3(origin, a, s);
+		float u = dot3(s, p) * inv;
+		if (u < 0.0f || u > 1.0f)
+			continue;
+		cross3(s, e1, q);
+		float v = dot3(direction, q) * inv;
+		if (v < 0.0f || u + v > 1.0f)
+			continue;
+		float t = dot3(e2, q) * inv;
+		if (t <= 0.0f || t >= best_t)
+			continue;
+		best_t = t;
+		float hit[3], best_d2 = INFINITY;
+		int corner = 0;
+		for (int k = 0; k < 3; k++)
+			hit[k] = origin[k] + t * direction[k];
+		for (int k = 0; k < 3; k++) {
+			float d[3];
+			sub3(positions[first_vertex + tri[k]], hit, d);
+			if (dot3(d, d) < best_d2)
+				best_d2 = dot3(d, d), corner = k;
+		}
+		best = first_vertex + tri[corner];
+	}
+	if (out_t)
+		*out_t = best_t;
+	return best;
+}

@@ -32,4 +32,11 @@ void cam_ray(const cam_orbit *c, float x, float y, int width, int height, float 
 int cam_pick_vertex(const float origin[3], const float direction[3], const float (*positions)[4], int count,
                     float radius, float *out_t);
 
+/* Where a ray first meets a triangle mesh (object-local `triangles`, 3 per triangle, over
+ * `positions` from `first_vertex`): the hit triangle's vertex nearest the hit point (a
+ * global index), -1 if the ray meets none.  A press between vertices of a moving cloth
+ * still lands on its surface, where the vertex pick alone would miss. */
+int cam_pick_surface(const float origin[3], const float direction[3], const float (*positions)[4], int first_vertex,
+                     const int *triangles, int triangle_count, float *out_t);
+
 #endif

@@ -339,6 +339,12 @@ int cmd_run(int argc, char **argv)
 	}
 	/* the step and length outlive the scene; its strings do not */
 	scn_info info_copy = *scn_scene_info(scene);
+	/* the summary names the scene as the demo and the scene list do, its file beside it */
+	char scene_name[96];
+	if (strcmp(info_copy.name, o.scene) == 0)
+		snprintf(scene_name, sizeof scene_name, "%s", o.scene);
+	else
+		snprintf(scene_name, sizeof scene_name, "%s (%s)", info_copy.name, o.scene);
 	info_copy.name = info_copy.description = NULL;
 	const scn_info *info = &info_copy;
 	sim_world_def def = *sim_world_get_def(w);
@@ -524,13 +530,14 @@ int cmd_run(int argc, char **argv)
 	}
 	if (rc == EXIT_TELA_OK && !o.quiet) {
 		const sim_stats *s = sim_world_stats(w);
-		printf("scene %s: %s, dt %g s x %d substeps, %ld steps (%.3f s simulated) in %.3f s wall\n", o.scene,
+		printf("scene %s: %s, dt %g s x %d substeps, %ld steps (%.3f s simulated) in %.3f s wall\n", scene_name,
 		       sim_integrator_name(def.integrator), (double)dt, def.substeps, done, sim_world_time(w), wall_s);
 		printf("vertices %d, kinetic %.6g J, potential %.6g J, max strain %.4f (peak %.4f), mean strain %.4f\n",
 		       sim_world_vertex_count(w), s->kinetic, s->potential, (double)s->max_strain, max_strain_seen,
 		       (double)s->mean_strain);
-		printf("contacts %ld, collisions %ld (cloth with cloth %ld), impact zones %ld%s\n", contacts, collisions,
-		       self, zones,
+		/* the cloth-with-cloth count is a part of both sums, not of the collisions alone */
+		printf("impulses: contacts %ld, collisions %ld (%ld of these cloth with cloth), impact zones %ld%s\n",
+		       contacts, collisions, self, zones,
 		       o.check ? "; --check: no intersections, no vertex inside an obstacle, at every step" : "");
 		printf("state hash %016llx\n", (unsigned long long)sim_world_state_hash(w));
 		if (on_gpu) {

@@ -522,8 +522,17 @@ static int pick(demo *d, float *depth)
 	float o[3], dir[3], t;
 	cam_ray(&d->camera, d->cursor[0], d->cursor[1], w, h, o, dir);
 	const st_snapshot *s = d->snapshot;
-	int v = cam_pick_vertex(o, dir, (const float(*)[4])s->positions, s->vertex_count,
-	                        PICK_PIXELS * pixel_size(d, d->camera.distance), &t);
+	const float(*positions)[4] = (const float(*)[4])s->positions;
+	int v = cam_pick_vertex(o, dir, positions, s->vertex_count, PICK_PIXELS * pixel_size(d, d->camera.distance), &t);
+	/* a press on the cloth between vertices (one that moved away under the cursor) grabs
+	 * the surface there rather than orbiting the camera */
+	for (int i = 0; i < d->layout->object_count; i++) {
+		const st_object *ob = &d->layout->objects[i];
+		float ts;
+		int vs = cam_pick_surface(o, dir, positions, ob->first_vertex, ob->triangles, ob->triangle_count, &ts);
+		if (vs >= 0 && ts < t)
+			v = vs, t = ts;
+	}
 	if (v >= 0 && depth) {
 		float f[3];
 		forward(&d->camera, f);

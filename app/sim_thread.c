@@ -440,7 +440,7 @@ static void publish(st_thread *t)
 	s->target_hz = t->period_ns > 0 ? 1e9 / (double)t->period_ns : 0.0;
 	s->step_p50_us = t->p50_us;
 	s->step_p99_us = t->p99_us;
-	s->slow_motion = t->dropped_once && now - t->last_drop_ns < SLOW_HOLD_NS;
+	s->slow_motion = !t->paused && t->dropped_once && now - t->last_drop_ns < SLOW_HOLD_NS;
 	s->grabbed_vertex = t->grab.vertex;
 	s->grabbed_count = t->grab.count;
 	grab_force(&t->grab, w, s->grab_force);
@@ -643,7 +643,9 @@ static void execute(st_thread *t, const st_command *c)
 		}
 		break;
 	case ST_PAUSE:
+		/* a backlog dropped before the pause says nothing about the paused demo */
 		t->paused = true;
+		t->dropped_once = false;
 		break;
 	case ST_STEP:
 		t->paused = true;

@@ -87,6 +87,9 @@ awk -F, 'NR > 1 && $1 == "throughput" {
   else if ($8 != "nan") { print "FAIL: mra on the GPU: " $0; bad = 1 }
 }
 END { if (rows != 2 * 8 * 3) { print "FAIL: " rows " throughput rows"; bad = 1 }; exit bad }' "$2/g.csv" || exit 1
+# the table says n/a for the figures not measured (mra has no GPU scheme), never nan
+grep -q -w nan "$2/out.txt" && { cat "$2/out.txt"; echo "FAIL: the table prints nan"; exit 1; }
+grep -q '^mra .* n/a' "$2/out.txt" || { cat "$2/out.txt"; echo "FAIL: mra's GPU columns do not read n/a"; exit 1; }
 svg="$2/g-throughput.svg"
 head -c 4 "$svg" | grep -q '<svg' || { echo "FAIL: not an SVG"; exit 1; }
 tail -n 1 "$svg" | grep -q '^</svg>$' || { echo "FAIL: unterminated SVG"; exit 1; }

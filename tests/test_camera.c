@@ -104,9 +104,38 @@ static void test_pick_nearest_along_ray(void)
 	CHECK(cam_pick_vertex(o, up, pts, 4, 0.01f, &t) == -1);
 }
 
+/* Two unit squares of two triangles each, facing the eye at z = -1 and z = -3: the ray
+ * meets the nearer one between its vertices, and the vertex nearest the hit comes back. */
+static void test_pick_surface_between_vertices(void)
+{
+	const float pts[8][4] = {
+	    {0.0f, 0.0f, -3.0f, 1.0f}, {1.0f, 0.0f, -3.0f, 1.0f}, {1.0f, 1.0f, -3.0f, 1.0f}, {0.0f, 1.0f, -3.0f, 1.0f},
+	    {0.0f, 0.0f, -1.0f, 1.0f}, {1.0f, 0.0f, -1.0f, 1.0f}, {1.0f, 1.0f, -1.0f, 1.0f}, {0.0f, 1.0f, -1.0f, 1.0f},
+	};
+	const int tris[] = {0, 1, 2, 0, 2, 3};
+	float o[3] = {0.7f, 0.4f, 0.0f}, d[3] = {0.0f, 0.0f, -1.0f}, t;
+	/* hit (0.7, 0.4): nearest corner is (1, 0), local 1, of the square from vertex 4 */
+	CHECK(cam_pick_surface(o, d, pts, 4, tris, 2, &t) == 5);
+	CHECK_NEAR(t, 1.0, 1e-6);
+	CHECK(cam_pick_surface(o, d, pts, 0, tris, 2, &t) == 1);
+	CHECK_NEAR(t, 3.0, 1e-6);
+	/* (0.2, 0.9) lies in the second triangle, nearest its corner (0, 1), local 3 */
+	float o2[3] = {0.2f, 0.9f, 0.0f};
+	CHECK(cam_pick_surface(o2, d, pts, 4, tris, 2, &t) == 7);
+	/* from behind the squares, pointing away; and beside them */
+	float back[3] = {0.0f, 0.0f, 1.0f}, o3[3] = {0.1f, 0.2f, -4.0f};
+	CHECK(cam_pick_surface(o, back, pts, 4, tris, 2, &t) == -1);
+	CHECK(cam_pick_surface(o3, back, pts, 4, tris, 2, &t) == 4);
+	CHECK_NEAR(t, 3.0, 1e-6);
+	float o4[3] = {1.5f, 0.5f, 0.0f};
+	CHECK(cam_pick_surface(o4, d, pts, 4, tris, 2, &t) == -1);
+	/* the vertex pick misses this point between vertices: the surface pick is the fix */
+	CHECK(cam_pick_vertex(o, d, pts, 8, 0.01f, &t) == -1);
+}
+
 static const test_case tests[] = {
     TEST(test_init_round_trip),  TEST(test_ray_matches_projection), TEST(test_pan_follows_cursor),
-    TEST(test_seek_keeps_eye),   TEST(test_pick_nearest_along_ray),
+    TEST(test_seek_keeps_eye),   TEST(test_pick_nearest_along_ray), TEST(test_pick_surface_between_vertices),
 };
 
 TEST_MAIN(tests)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { SEED_MAX_FILE = 1u << 20 };
 
@@ -255,6 +256,24 @@ static scn_status read_bodies(scn_scene *s, const char *dir, scn_error *err)
 	return err->status;
 }
 
+/* A folder given as a scene that has neither of the seed's folders is some other folder:
+ * saying so beats naming the first file it lacks. */
+static bool is_seed_folder(const char *dir, scn_error *err)
+{
+	char path[SCN_PATH_MAX];
+	struct stat st;
+	bool world = snprintf(path, sizeof path, "%s/world_parameters", dir) < (int)sizeof path &&
+	             stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	bool bodies = snprintf(path, sizeof path, "%s/bodies", dir) < (int)sizeof path && stat(path, &st) == 0 &&
+	              S_ISDIR(st.st_mode);
+	if (world || bodies)
+		return true;
+	scn_fail(err, SCN_ERROR_IO,
+	         "%s: not a scene file or a seed simulator folder (such a folder holds world_parameters/ and bodies/)",
+	         dir);
+	return false;
+}
+
 scn_status scn_load_seed(const char *dir, scn_scene **out, scn_error *err)
 {
 	*out = NULL;
@@ -278,7 +297,7 @@ scn_status scn_load_seed(const char *dir, scn_scene **out, scn_error *err)
 	snprintf(s->description, sizeof s->description, "seed simulator scene %s", dir);
 	/* The seed's view looks at the scene from the front, z up. */
 	s->camera = (scn_camera_def){{0.0f, -2.5f, 1.4f}, {0.0f, 0.0f, 0.8f}, 45.0f};
-	if (read_world(s, dir, err) == SCN_OK && read_bodies(s, dir, err) == SCN_OK)
+	if (is_seed_folder(dir, err) && read_world(s, dir, err) == SCN_OK && read_bodies(s, dir, err) == SCN_OK)
 		scn_scene_finish(s, err);
 	if (err->status != SCN_OK) {
 		scn_scene_free(&s);
