@@ -329,7 +329,9 @@ static void test_file_names(void)
 	scn_scene_free(&s);
 }
 
-/* A folder that is not there: an I/O error naming the path, and nothing written. */
+/* A folder that is not there: an I/O error naming the path, and nothing written.  A
+ * setting beyond what a scene file takes: refused with the reader's message, nothing
+ * written. */
 static void test_write_errors(void)
 {
 	make_tmp();
@@ -340,6 +342,17 @@ static void test_write_errors(void)
 	scn_error err = {0};
 	CHECK(scn_scene_write(s, NULL, path, &err) == SCN_ERROR_IO);
 	CHECK_MSG(strstr(err.message, "no-such-folder/x.ini") != NULL, "%s", err.message);
+	CHECK(access(path, F_OK) != 0);
+
+	sim_world_def def = sim_world_def_default();
+	def.air_damping = 5000.0f; /* the file takes [0, 1000] */
+	scn_overrides o = {.def = &def};
+	snprintf(path, sizeof path, "%s/too-damped.ini", tmp);
+	memset(&err, 0, sizeof err);
+	CHECK(scn_scene_text(s, &o, path, &err) == NULL);
+	CHECK(scn_scene_write(s, &o, path, &err) == SCN_ERROR_PARSE);
+	CHECK_MSG(strstr(err.message, "would not read back") && strstr(err.message, "air_damping: '5000'"), "%s",
+	          err.message);
 	CHECK(access(path, F_OK) != 0);
 	scn_scene_free(&s);
 }

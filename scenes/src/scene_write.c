@@ -408,6 +408,17 @@ char *scn_scene_text(const scn_scene *s, const scn_overrides *o, const char *pat
 		free(w.text);
 		return NULL;
 	}
+	/* A setting changed beyond what a scene file takes (a command line allows more) must
+	 * not make a file that cannot be opened: read it back as it will be read. */
+	scn_scene *back = NULL;
+	scn_error inner = {0};
+	if (scn_parse(w.text, w.length, path, &back, &inner) != SCN_OK) {
+		scn_fail(err, inner.status == SCN_ERROR_MEMORY ? SCN_ERROR_MEMORY : SCN_ERROR_PARSE,
+		         "%s: not written, since the scene would not read back: %s", path, inner.message);
+		free(w.text);
+		return NULL;
+	}
+	scn_scene_free(&back);
 	return w.text;
 }
 

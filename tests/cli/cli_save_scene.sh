@@ -1,6 +1,6 @@
 # `tela run SCENE --save-scene FILE`: the scene, with the command line's world options,
 # becomes a scene file that runs to the same state hash; saved again it is the same text;
-# an unwritable path exits 3 naming it, and writes nothing.
+# an unwritable path, or an option a scene file cannot hold, exits 3 and writes nothing.
 # labels: unit;cli
 . "$(dirname "$0")/lib.sh"
 
@@ -35,4 +35,10 @@ rc=$?
 [ $rc -eq 3 ] || fail "an unwritable path exited with $rc, not 3"
 grep -q "no-such-folder/x.ini" "$out/err.txt" || fail "the message does not name the path: $(cat "$out/err.txt")"
 [ ! -e "$out/no-such-folder" ] || fail "something was written"
+# an option beyond what a scene file takes: exit 3 with the reader's message, no file
+"$tela" run hanging --air-damping 5000 --save-scene "$out/damped.ini" 2>"$out/err.txt"
+rc=$?
+[ $rc -eq 3 ] || fail "an unreadable result exited with $rc, not 3"
+grep -q "air_damping: '5000'" "$out/err.txt" || fail "the message does not name the value: $(cat "$out/err.txt")"
+[ ! -e "$out/damped.ini" ] || fail "a file that does not read back was written"
 exit 0
