@@ -29,6 +29,7 @@ typedef struct run_options {
 	const char *stats_path;
 	const char *stl_dir;
 	const char *screenshot;
+	const char *save_scene; /* writes the scene with the options applied, and steps nothing */
 	long every;
 	int strain_limit;     /* -1 keep, 0 off, 1 on */
 	double tau;
@@ -71,6 +72,7 @@ static bool takes_value(const char *a)
 	static const char *const names[] = {
 		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
+		"--save-scene",
 		"--device", "--calibration", "--record", "--gain", "--grab-radius", "--threads", "--backend",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
@@ -142,6 +144,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 			o->stl_dir = val;
 		} else if (strcmp(a, "--screenshot") == 0) {
 			o->screenshot = val;
+		} else if (strcmp(a, "--save-scene") == 0) {
+			o->save_scene = val;
 		} else if (strcmp(a, "--device") == 0) {
 			o->device = val;
 		} else if (strcmp(a, "--calibration") == 0) {
@@ -386,6 +390,19 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "the options give an invalid world definition");
 	}
 	float dt = o.dt > 0.0 ? (float)o.dt : info->dt;
+	if (o.save_scene) {
+		scn_overrides changed = {.def = &def, .dt = dt};
+		scn_error write_error = {0};
+		rc = scn_scene_write(scene, &changed, o.save_scene, &write_error) == SCN_OK ? EXIT_TELA_OK : EXIT_TELA_IO;
+		if (rc != EXIT_TELA_OK)
+			fprintf(stderr, "tela run: --save-scene: %s\n", write_error.message);
+		else if (!o.quiet)
+			printf("scene: %s\n", o.save_scene);
+		sim_world_destroy(&w);
+		task_pool_destroy(&pool);
+		scn_scene_free(&scene);
+		return rc;
+	}
 	long steps = o.steps >= 0 ? o.steps : (long)llround((o.seconds >= 0.0 ? o.seconds : info->seconds) / dt);
 
 	FILE *stats = NULL;

@@ -4,6 +4,7 @@
  * is newest when a frame starts. */
 #define _POSIX_C_SOURCE 200809L
 #include "demo.h"
+#include "demo_files.h"
 #include "demo_gpu.h"
 
 #include "device_thread.h"
@@ -49,6 +50,7 @@ static const uint64_t FRAME_FENCE_TIMEOUT_NS = 2000000000u;
 struct demo {
 	demo_gpu gpu; /* issue 7: the panel's GPU integrator */
 	bool gpu_on;
+	demo_files *files; /* scenes opened and saved from the window */
 	demo_options options;
 	SDL_Window *window;
 	SDL_GLContext gl;
@@ -266,6 +268,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 	d->arrow_length = 0.05f;
 	d->depth_max = 2;
 	d->arrow_width = 1.5f;
+	d->files = demo_files_create();
 	scn_error err = {0};
 	if (scn_load(options->scene, &d->scene, &err) != SCN_OK) {
 		fail(error, error_size, "%s", err.message);
@@ -342,6 +345,19 @@ bool demo_switch_scene(demo *d, const char *scene, char *error, int error_size)
 	return true;
 }
 
+demo_files *demo_files_of(const demo *d) { return d->files; }
+const scn_scene *demo_scene(const demo *d) { return d->scene; }
+
+static const sim_world_def *current_def(const demo *d);
+
+void demo_settings(const demo *d, sim_world_def *def, float *dt, const sim_material **materials, int *material_count)
+{
+	*def = *current_def(d);
+	*dt = d->snapshot->dt > 0.0f ? d->snapshot->dt : d->layout->dt;
+	*materials = d->materials;
+	*material_count = d->layout->object_count;
+}
+
 void demo_destroy(demo **dp)
 {
 	demo *d = dp ? *dp : NULL;
@@ -359,6 +375,7 @@ void demo_destroy(demo **dp)
 	gl_window_close(&w);
 	free(d->segments);
 	scn_scene_free(&d->scene);
+	demo_files_destroy(&d->files);
 	free(d);
 	*dp = NULL;
 }
@@ -697,6 +714,13 @@ static bool handle_events(demo *d)
 			continue;
 		switch (e.type) {
 		case SDL_QUIT: go_on = false; break;
+		case SDL_DROPFILE: /* a scene file or a seed folder */
+			demo_open_scene(d, e.drop.file);
+			SDL_free(e.drop.file);
+			if (!d->sim)
+				return false; /* the old scene could not restart either */
+			break;
+		case SDL_DROPTEXT: SDL_free(e.drop.file); break;
 		case SDL_KEYDOWN: go_on &= key(d, e.key.keysym.sym); break;
 		case SDL_MOUSEMOTION: {
 			float dx = (float)e.motion.xrel, dy = (float)e.motion.yrel;
@@ -1021,6 +1045,7 @@ void demo_panel_model(demo *d, panel_model *m)
 	m->vertex_ids = d->vertex_ids, m->velocity_arrows = d->velocity_arrows;
 	m->arrow_length = d->arrow_length, m->arrow_width = d->arrow_width;
 	m->gpu = d->gpu_on;
+	demo_files_fill_model(d, m);
 }
 
 bool demo_apply_panel(demo *d, const panel_model *m)
@@ -1068,6 +1093,8 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 		if (!demo_switch_scene(d, scn_builtin_info(m->scene)->name, error, sizeof error))
 			fprintf(stderr, "tela: %s\n", error);
 	}
+	if (d->sim)
+		demo_files_apply(d, m);
 	return d->sim != NULL;
 }
 

@@ -15,6 +15,7 @@ extern "C" {
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 struct panel {
 	SDL_Window *window;
@@ -373,6 +374,57 @@ static void display_section(panel_model &m)
 	m.debug_changed |= ImGui::Checkbox("state before collision handling", &m.debug_predicted);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = std::strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+// Open (a path typed or a recent scene) and save: the demo does the work after the frame.
+static void files_section(panel_model &m)
+{
+	bool open = ImGui::CollapsingHeader("Files", ImGuiTreeNodeFlags_DefaultOpen);
+	if (m.files_message && m.files_message[0]) {
+		// shown collapsed too: a dropped file's error must not hide
+		if (m.files_error)
+			ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+		ImGui::TextWrapped("%s", m.files_message);
+		if (m.files_error)
+			ImGui::PopStyleColor();
+	}
+	if (!open)
+		return;
+	const ImGuiInputTextFlags enter = ImGuiInputTextFlags_EnterReturnsTrue;
+	float button = ImGui::CalcTextSize("Save scene...").x + 2.0f * ImGui::GetStyle().FramePadding.x;
+	ImGui::SetNextItemWidth(-button - ImGui::GetStyle().ItemSpacing.x);
+	m.open_requested |= ImGui::InputTextWithHint("##open", "scene.ini or seed folder", m.open_path, PANEL_PATH_SIZE, enter);
+	ImGui::SameLine();
+	m.open_requested |= ImGui::Button("Open", ImVec2(button, 0.0f));
+	if (ImGui::IsItemHovered())
+		ImGui::SetTooltip("or drop a scene file or seed folder on the window");
+	ImGui::SetNextItemWidth(-button - ImGui::GetStyle().ItemSpacing.x);
+	m.save_requested |= ImGui::InputTextWithHint("##save", "my-scene.ini", m.save_path, PANEL_PATH_SIZE, enter);
+	ImGui::SameLine();
+	m.save_requested |= ImGui::Button("Save scene...", ImVec2(button, 0.0f));
+	if (ImGui::IsItemHovered())
+		ImGui::SetTooltip("the scene with these settings, as a scene file that runs the same");
+	// one row however long the list: the panel is short of room
+	ImGui::BeginDisabled(m.recent_count == 0);
+	ImGui::SetNextItemWidth(-button - ImGui::GetStyle().ItemSpacing.x);
+	if (ImGui::BeginCombo("recent", m.recent_count > 0 ? base_name(m.recent[0]) : "(none yet)")) {
+		for (int i = 0; i < m.recent_count; i++) {
+			ImGui::PushID(i);
+			if (ImGui::Selectable(base_name(m.recent[i])))
+				m.open_recent = i;
+			if (ImGui::IsItemHovered())
+				ImGui::SetTooltip("%s", m.recent[i]);
+			ImGui::PopID();
+		}
+		ImGui::EndCombo();
+	}
+	ImGui::EndDisabled();
+}
+
 static void plots_section(const panel_model &m)
 {
 	const panel_plots &p = *m.plots;
@@ -404,6 +456,8 @@ void panel_build(panel *p, panel_model *model)
 			ImGui::PushItemWidth(-90.0f);
 			if (ImGui::CollapsingHeader("Run", ImGuiTreeNodeFlags_DefaultOpen))
 				run_section(m);
+			if (m.open_path && m.save_path)
+				files_section(m);
 			if (ImGui::CollapsingHeader("Integrator", ImGuiTreeNodeFlags_DefaultOpen))
 				integrator_section(m);
 			if (ImGui::CollapsingHeader("Material", ImGuiTreeNodeFlags_DefaultOpen))

@@ -52,6 +52,9 @@ typedef enum panel_color {
 	PANEL_COLOR_BOX, /* + depth, shading deeper levels; last, since depths add to it */
 } panel_color;
 
+/* The Files section's path fields hold this many bytes. */
+enum { PANEL_PATH_SIZE = 1024 };
+
 typedef enum panel_action { PANEL_NONE, PANEL_PLAY, PANEL_PAUSE, PANEL_STEP, PANEL_RESET, PANEL_QUIT } panel_action;
 
 typedef struct panel_model {
@@ -86,6 +89,16 @@ typedef struct panel_model {
 	bool scene_changed, def_changed, dt_changed, object_changed, material_changed, debug_changed;
 	bool gpu, gpu_changed; /* issue 7: the GPU integrator on (the snapshot says if it stepped) */
 	panel_action action;
+	/* Files (app/demo_files.c): the path fields, edited in place (PANEL_PATH_SIZE bytes
+	 * each; NULL: no Files section), the recent scenes, newest first, and the last open
+	 * or save's outcome; then what the user asked for in this frame */
+	char *open_path, *save_path;
+	const char *const *recent;
+	int recent_count;
+	const char *files_message;
+	bool files_error;
+	bool open_requested, save_requested;
+	int open_recent; /* index into recent, -1 none */
 } panel_model;
 
 typedef struct panel panel;

@@ -1,6 +1,16 @@
 # The interactive demo (issue 5): camera math, and the demo itself headless.
 tela_add_test(test_camera SOURCES test_camera.c LIBS tela_demo_core PkgConfig::CGLM LABELS unit)
 
+# The demo's recent-scenes file: order, cap, missing and corrupt files.
+tela_add_test(test_recent_scenes SOURCES test_recent_scenes.c LIBS tela_demo_core LABELS unit)
+
+# Scenes dropped on the window, opened and saved from the panel (offscreen).
+tela_add_test(test_demo_files SOURCES test_demo_files.c LIBS tela_demo tela_scenes LABELS render)
+target_compile_definitions(test_demo_files PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data"
+                           TELA_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
+set_tests_properties(test_demo_files PROPERTIES ENVIRONMENT_MODIFICATION "DISPLAY=unset:"
+                     ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
+
 # The demo through SDL events (offscreen, or under Xvfb when DISPLAY is set).
 tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
 target_compile_definitions(test_demo PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")

@@ -1,6 +1,9 @@
 # Scene files, the seed folder and `tela run FILE|NAME|DIR` (issue 4).
 tela_add_test(test_scene SOURCES test_scene.c LIBS tela_sim tela_scenes LABELS unit)
 target_compile_definitions(test_scene PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
+# Scenes written back (the demo's "Save scene", `tela run --save-scene`) run the same.
+tela_add_test(test_scene_write SOURCES test_scene_write.c LIBS tela_sim tela_scenes LABELS unit)
+target_compile_definitions(test_scene_write PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")
 
 # The seed folder and the scene file that names the same meshes and constraints build
 # the same world: two readers, one state hash after 2 s.

@@ -190,6 +190,8 @@ static scn_status check_grid(scn_desc *d, scn_error *err)
 		return scn_fail(err, SCN_ERROR_PARSE, "%s:%d: give corner or center, not both (center at line %d)", d->file,
 		                lc, lz);
 	int lu = scn_desc_key_line(d, "axis_u"), lv = scn_desc_key_line(d, "axis_v");
+	memcpy(d->written.axis_u, d->axis_u, sizeof d->written.axis_u);
+	memcpy(d->written.axis_v, d->axis_v, sizeof d->written.axis_v);
 	if (lu && !unit_vector(d->axis_u))
 		return scn_fail(err, SCN_ERROR_PARSE, "%s:%d: axis_u is zero", d->file, lu);
 	if (lv && !unit_vector(d->axis_v))
@@ -269,6 +271,8 @@ static scn_status check_obstacle(const scn_scene *s, scn_desc *d, scn_error *err
 		return scn_fail(err, SCN_ERROR_PARSE, "%s:%d: give rotate or axis, not both", d->file,
 		                scn_desc_key_line(d, "rotate"));
 	int ln = scn_desc_key_line(d, "normal"), la = scn_desc_key_line(d, "axis");
+	memcpy(d->written.normal, d->normal, sizeof d->written.normal);
+	memcpy(d->written.axis, d->axis, sizeof d->written.axis);
 	if (ln && !unit_vector(d->normal))
 		return scn_fail(err, SCN_ERROR_PARSE, "%s:%d: normal is zero", d->file, ln);
 	if (la && !unit_vector(d->axis))

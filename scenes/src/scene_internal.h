@@ -105,6 +105,11 @@ typedef struct scn_desc {
 	float pivot[3];
 	float start, stop, slot;
 	int release; /* then = release */
+	/* the direction keys as the file gave them, before they were normalised: a scene
+	 * written back (scn_scene_write) then reads into the same bits */
+	struct {
+		float axis_u[3], axis_v[3], normal[3], axis[3];
+	} written;
 } scn_desc;
 
 typedef struct scn_camera_def {
@@ -119,6 +124,7 @@ struct scn_scene {
 	char description[256];
 	char path[SCN_PATH_MAX]; /* file or folder it came from ("" for built-ins) */
 	scn_axes up;             /* the axes every coordinate of the file is written in */
+	bool seed;               /* from a seed folder: file names are paths as they were opened */
 	sim_world_def world;
 	scn_camera_def camera;
 	int world_key_line[SCN_KEYS_MAX];

@@ -285,6 +285,7 @@ scn_status scn_load_seed(const char *dir, scn_scene **out, scn_error *err)
 		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", dir);
 	snprintf(s->path, sizeof s->path, "%s", dir);
 	s->up = SCN_AXES_Z_UP;
+	s->seed = true;
 	s->info.seconds = 5.0;
 	/* the folder's own name */
 	char buf[SCN_PATH_MAX];

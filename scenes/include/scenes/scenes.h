@@ -45,6 +45,24 @@ void scn_scene_cloth_color(const scn_scene *scene, int object, float rgb[3]);
 void scn_scene_obstacle_color(const scn_scene *scene, int obstacle, float rgb[3]);
 void scn_scene_free(scn_scene **scene);
 
+/* What a running demo (its panel) or `tela run`'s options changed on top of a scene. */
+typedef struct scn_overrides {
+	const sim_world_def *def;      /* world settings in world axes (sim_world_get_def); NULL: the scene's */
+	float dt;                      /* the simulation step, s; 0: the scene's */
+	const sim_material *materials; /* one per cloth object, in world order; NULL: the scene's */
+	int material_count;
+} scn_overrides;
+
+/* The scene as scene-file text (docs/scene-format.md) that reads back into the same world,
+ * step and settings, with `o`'s changes (o may be NULL).  `path` is where the text is meant
+ * to go: the files the scene names (meshes, velocity constraints) are written relative to
+ * its folder when they lie under it, by absolute path otherwise.  The caller frees the
+ * text; NULL with err set when the scene cannot be written (a file it names is gone, a
+ * line would be longer than a scene file allows). */
+char *scn_scene_text(const scn_scene *scene, const scn_overrides *o, const char *path, scn_error *err);
+/* Writes scn_scene_text to `path`, whole or not at all (through a temporary file beside it). */
+scn_status scn_scene_write(const scn_scene *scene, const scn_overrides *o, const char *path, scn_error *err);
+
 /* Loads and builds in one go (tests, benchmarks); NULL on any failure. */
 sim_world *scn_create(const char *name);
 
