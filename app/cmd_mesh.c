@@ -23,6 +23,8 @@ typedef struct mesh_options {
 	long divisions[2];
 	bool binary;
 	const char *name;
+	bool have_format; /* --format: the output's (grid, move) or the input's (info) */
+	scn_mesh_format format;
 } mesh_options;
 
 typedef struct option_spec {
@@ -34,6 +36,7 @@ typedef struct option_spec {
 static const option_spec option_specs[] = {
 	{"--size", 2, GRID},      {"--divisions", 2, GRID}, {"--center", 3, GRID}, {"--name", 1, GRID},
 	{"--translate", 3, MOVE}, {"--rotate", 3, MOVE},    {"--scale", 1, MOVE},  {"--binary", 0, GRID | MOVE},
+	{"--format", 1, GRID | MOVE | INFO},
 };
 
 /* Numbers within +-limit; `positive` also refuses zero and below. */
@@ -107,6 +110,14 @@ static bool take_option(mesh_options *o, const char *opt, char **vals, int *rc)
 		return parse_numbers(o, opt, vals, 1, 1e6, true, &o->scale, rc);
 	if (strcmp(opt, "--name") == 0)
 		return parse_name(o, vals[0], rc);
+	if (strcmp(opt, "--format") == 0) {
+		if (!scn_mesh_format_parse(vals[0], &o->format)) {
+			*rc = cli_usage_error(o->command, "--format: '%s' is not stl, obj or ply", vals[0]);
+			return false;
+		}
+		o->have_format = true;
+		return true;
+	}
 	o->binary = true; /* --binary, the only one left */
 	return true;
 }
@@ -155,12 +166,15 @@ static int io_error(const scn_error *err)
 	return EXIT_TELA_IO;
 }
 
-/* Reads a mesh, warning about removed degenerate facets. */
-static int read_mesh(const char *path, scn_mesh *mesh, scn_mesh_report *report)
+/* Reads a mesh, warning about removed degenerate facets and skipped statements. */
+static int read_mesh(const char *path, scn_mesh_format format, scn_mesh *mesh, scn_mesh_report *report)
 {
 	scn_error err = {0};
-	if (scn_stl_read(path, SCN_WELD_TOLERANCE, mesh, report, &err) != SCN_OK)
+	if (scn_mesh_read(path, format, SCN_WELD_TOLERANCE, mesh, report, &err) != SCN_OK)
 		return io_error(&err);
+	if (report->ignored > 0)
+		fprintf(stderr, "tela mesh: warning: %s:%d: skipped %d statements tela does not read (the first: '%s')\n",
+		        path, report->first_ignored_line, report->ignored, report->first_ignored);
 	if (report->degenerate > 0) {
 		if (report->binary)
 			fprintf(stderr, "tela mesh: warning: %s: byte %d: removed %d degenerate triangles\n", path,
@@ -172,10 +186,24 @@ static int read_mesh(const char *path, scn_mesh *mesh, scn_mesh_report *report)
 	return EXIT_TELA_OK;
 }
 
-static int write_mesh(const char *path, const scn_mesh *mesh, bool binary)
+/* The format of a file: --format when given, else the file's extension. */
+static scn_mesh_format format_for(const mesh_options *o, const char *path)
+{
+	return o->have_format ? o->format : scn_mesh_format_of(path);
+}
+
+/* OBJ is text only; PLY is written binary anyway, so --binary is only refused for OBJ. */
+static int check_output(const mesh_options *o, const char *path)
+{
+	if (o->binary && format_for(o, path) == SCN_MESH_OBJ)
+		return cli_usage_error(o->command, "--binary: OBJ is text only (--binary is for STL; PLY is always binary)");
+	return -1;
+}
+
+static int write_mesh(const mesh_options *o, const char *path, const scn_mesh *mesh)
 {
 	scn_error err = {0};
-	if (scn_stl_write(path, mesh, binary, &err) != SCN_OK)
+	if (scn_mesh_write(path, format_for(o, path), mesh, o->binary, &err) != SCN_OK)
 		return io_error(&err);
 	return EXIT_TELA_OK;
 }
@@ -188,6 +216,8 @@ static int mesh_grid(int argc, char **argv)
 		return rc;
 	if (!o.have_size || !o.have_divisions)
 		return cli_usage_error(o.command, "%s is required", o.have_size ? "--divisions NW NL" : "--size W L");
+	if ((rc = check_output(&o, o.files[0])) >= 0)
+		return rc;
 	for (int k = 0; k < 2; k++)
 		if (fabs(o.center[k]) + 0.5 * o.size[k] > SCN_STL_COORD_LIMIT)
 			return cli_usage_error(o.command, "the grid would reach beyond the coordinate limit of 1e6 m");
@@ -198,7 +228,7 @@ static int mesh_grid(int argc, char **argv)
 	                  &err) != SCN_OK)
 		return io_error(&err);
 	snprintf(mesh.name, sizeof mesh.name, "%s", o.name ? o.name : "");
-	rc = write_mesh(o.files[0], &mesh, o.binary);
+	rc = write_mesh(&o, o.files[0], &mesh);
 	scn_mesh_free(&mesh);
 	return rc;
 }
@@ -217,11 +247,11 @@ static int mesh_move(int argc, char **argv)
 {
 	mesh_options o = {.command = "mesh move", .scale = 1.0};
 	int rc = parse_options(argc, argv, MOVE, 2, &o);
-	if (rc >= 0)
+	if (rc >= 0 || (rc = check_output(&o, o.files[1])) >= 0)
 		return rc;
 	scn_mesh mesh;
 	scn_mesh_report report;
-	rc = read_mesh(o.files[0], &mesh, &report);
+	rc = read_mesh(o.files[0], scn_mesh_format_of(o.files[0]), &mesh, &report);
 	if (rc != EXIT_TELA_OK)
 		return rc;
 	float rotate[3], translate[3];
@@ -231,7 +261,7 @@ static int mesh_move(int argc, char **argv)
 	}
 	scn_mesh_transform(&mesh, (float)o.scale, rotate, translate);
 	if (within_limit(&mesh))
-		rc = write_mesh(o.files[1], &mesh, o.binary);
+		rc = write_mesh(&o, o.files[1], &mesh);
 	else
 		rc = cli_usage_error(o.command, "the moved mesh would reach beyond the coordinate limit of 1e6 m");
 	scn_mesh_free(&mesh);
@@ -246,13 +276,21 @@ static int mesh_info(int argc, char **argv)
 		return rc;
 	scn_mesh mesh;
 	scn_mesh_report r;
-	rc = read_mesh(o.files[0], &mesh, &r);
+	rc = read_mesh(o.files[0], format_for(&o, o.files[0]), &mesh, &r);
 	if (rc != EXIT_TELA_OK)
 		return rc;
 	float lo[3], hi[3];
 	scn_mesh_bounds(&mesh, lo, hi);
-	printf("format %s\nfacets %d\nvertices %d\ntriangles %d\nwelded %d\ndegenerate %d\nbounds", r.binary ? "binary" : "ascii",
-	       r.facets, mesh.vertex_count, mesh.triangle_count, r.welded, r.degenerate);
+	const char *format = r.binary ? "binary" : "ascii";
+	if (r.format == SCN_MESH_OBJ)
+		format = "obj";
+	else if (r.format == SCN_MESH_PLY)
+		format = !r.binary ? "ply ascii" : r.big_endian ? "ply binary_big_endian" : "ply binary_little_endian";
+	printf("format %s\nfacets %d\nvertices %d\ntriangles %d\nwelded %d\ndegenerate %d\n", format, r.facets,
+	       mesh.vertex_count, mesh.triangle_count, r.welded, r.degenerate);
+	if (r.format != SCN_MESH_STL)
+		printf("unused %d\n", r.unused);
+	printf("bounds");
 	for (int k = 0; k < 6; k++) {
 		char buf[32];
 		scn_format_float(buf, k < 3 ? lo[k] : hi[k - 3]);

@@ -27,7 +27,10 @@ typedef struct run_options {
 	long steps;           /* -1: from seconds */
 	double seconds;       /* -1: the scene's */
 	const char *stats_path;
-	const char *stl_dir;
+	const char *stl_dir;         /* --export-stl or --export */
+	bool export_any;            /* --export: any format; --format chooses */
+	const char *format_name;    /* --format, or NULL */
+	scn_mesh_format export_format;
 	const char *screenshot;
 	const char *save_scene; /* writes the scene with the options applied, and steps nothing */
 	long every;
@@ -70,7 +73,7 @@ static bool parse_vec3(const char *s, float out[3])
 static bool takes_value(const char *a)
 {
 	static const char *const names[] = {
-		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl",
+		"--integrator", "--dt", "--substeps", "--steps", "--seconds", "--stats", "--export-stl", "--export", "--format",
 		"--every", "--strain-limit", "--air-damping", "--wind", "--gravity", "--cg-tolerance", "--screenshot",
 		"--save-scene",
 		"--device", "--calibration", "--record", "--gain", "--grab-radius", "--threads", "--backend",
@@ -140,8 +143,15 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 				return cli_usage_error("run", "--seconds: '%s' is not a duration in [0, 1e6]", val);
 		} else if (strcmp(a, "--stats") == 0) {
 			o->stats_path = val;
-		} else if (strcmp(a, "--export-stl") == 0) {
+		} else if (strcmp(a, "--export-stl") == 0 || strcmp(a, "--export") == 0) {
+			if (o->stl_dir)
+				return cli_usage_error("run", "give --export or --export-stl once");
 			o->stl_dir = val;
+			o->export_any = strcmp(a, "--export") == 0;
+		} else if (strcmp(a, "--format") == 0) {
+			if (!scn_mesh_format_parse(val, &o->export_format))
+				return cli_usage_error("run", "--format: '%s' is not stl, obj or ply", val);
+			o->format_name = val;
 		} else if (strcmp(a, "--screenshot") == 0) {
 			o->screenshot = val;
 		} else if (strcmp(a, "--save-scene") == 0) {
@@ -199,6 +209,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 		return cli_usage_error("run", "no scene given (try 'tela scenes')");
 	if (o->steps >= 0 && o->seconds >= 0.0)
 		return cli_usage_error("run", "give --steps or --seconds, not both");
+	if (o->format_name && !o->export_any)
+		return cli_usage_error("run", "--format goes with --export DIR (--export-stl always writes STL)");
 	if (o->gpu_strain && !o->gpu)
 		return cli_usage_error("run", "--gpu-strain-limit needs --backend gpu");
 	if (!o->device && (o->calibration || o->record || o->have_gain || o->grab_radius > 0.0))
@@ -206,10 +218,10 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 	return EXIT_TELA_OK;
 }
 
-static int export_meshes(const sim_world *w, const char *dir, long step)
+static int export_meshes(const sim_world *w, const char *dir, scn_mesh_format format, long step)
 {
 	scn_error err = {0};
-	if (scn_export_frame(w, dir, step, &err) == SCN_OK)
+	if (scn_export_frame_as(w, dir, step, format, &err) == SCN_OK)
 		return EXIT_TELA_OK;
 	fprintf(stderr, "tela run: %s\n", err.message);
 	return EXIT_TELA_IO;
@@ -426,7 +438,7 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "tela run: %s: %s\n", o.stl_dir, strerror(err));
 			rc = EXIT_TELA_IO;
 		} else {
-			rc = export_meshes(w, o.stl_dir, 0);
+			rc = export_meshes(w, o.stl_dir, o.export_format, 0);
 		}
 	}
 
@@ -527,7 +539,7 @@ int cmd_run(int argc, char **argv)
 		if (stats)
 			write_stats_row(stats, done + 1, w, us, o.check ? check : NULL);
 		if (o.stl_dir && (done + 1) % o.every == 0)
-			rc = export_meshes(w, o.stl_dir, done + 1);
+			rc = export_meshes(w, o.stl_dir, o.export_format, done + 1);
 	}
 	double wall_s = (double)(cli_now_ns() - wall0) * 1e-9;
 	if (stats) {

@@ -13,6 +13,8 @@ foreach(script ${tela_cli_scripts})
   file(STRINGS ${script} label_line REGEX "^# labels: ")
   if(label_line)
     string(REGEX REPLACE "^# labels: " "" labels "${label_line}")
+    # file(STRINGS) escapes the list's semicolons
+    string(REPLACE "\\;" ";" labels "${labels}")
   endif()
   add_test(NAME ${name}
            COMMAND sh ${script} $<TARGET_FILE:tela> "${CMAKE_CURRENT_BINARY_DIR}/cli_out/${name}"

@@ -1,4 +1,4 @@
-# libFuzzer targets for the three file readers (issue 4): STL meshes, velocity constraints
+# libFuzzer targets for the file readers: STL, OBJ and PLY meshes, velocity constraints
 # and scene files.  Only a clang build with TELA_FUZZ=ON builds them (./build.sh test does,
 # in build-fuzz); the top-level CMakeLists.txt then instruments every library for coverage
 # and the sanitizers, so that the fuzzers see inside the readers.
@@ -34,6 +34,8 @@ exec "$1" -seed=1 -runs="$4" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=
 endfunction()
 
 tela_add_fuzzer(stl 150000)
+tela_add_fuzzer(obj 50000)
+tela_add_fuzzer(ply 50000)
 tela_add_fuzzer(vel 200000)
 tela_add_fuzzer(scene 120000)
 # The scene target reads the internals to skip building worlds too large for a fuzz run.

@@ -151,3 +151,6 @@ cat "$2/err.txt"
 [ "$rc" -eq 3 ] || { echo "FAIL: exit $rc, expected 3"; exit 1; }
 grep -qF "$2/cut.bin: byte 834: truncated in facet 16 of the 16" "$2/err.txt" || { echo "FAIL: message"; exit 1; }
 ]=])
+
+# OBJ and PLY: the readers, the writers' round trips and exported frames.
+tela_add_test(test_meshio SOURCES test_meshio.c LIBS tela_scenes tela_sim LABELS unit)

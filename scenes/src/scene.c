@@ -309,7 +309,7 @@ static scn_status load_mesh(const scn_scene *s, scn_desc *d, scn_error *err)
 	char path[SCN_PATH_MAX + 64];
 	resolve_path(s, d->mesh_file, path, sizeof path);
 	scn_error inner = {0};
-	if (scn_stl_read(path, d->weld, &d->mesh, NULL, &inner) != SCN_OK)
+	if (scn_mesh_read(path, scn_mesh_format_of(path), d->weld, &d->mesh, NULL, &inner) != SCN_OK)
 		return scn_fail(err, inner.status, "%s (mesh of '%s', %s:%d)", inner.message, d->name, d->file,
 		                scn_desc_key_line(d, "file"));
 	if (d->kind == SCN_K_RIGID && scn_mesh_orient(&d->mesh) < 0)

@@ -1,6 +1,7 @@
 /* STL files: reading ASCII and binary STL (told apart by content), welding corners into
  * vertices, removing degenerate facets, and writing both forms.  The rules a user sees
  * are in mesh.h and docs/tools.md. */
+#include "mesh_internal.h"
 #include "scenes/mesh.h"
 #include "scenes/scenes.h"
 
@@ -590,7 +591,7 @@ static bool insert_vertex(welder *w, int v)
 
 /* Gives every corner a vertex: positions (3 per vertex, in order of first appearance) and
  * index (one per corner).  False when out of memory. */
-static bool weld(const float *corners, int n, float tol, float **out_pos, int *out_count, int **out_index)
+bool scn_weld_points(const float *corners, int n, float tol, float **out_pos, int *out_count, int **out_index)
 {
 	welder w = {.mask = 1023};
 	if (tol >= 1e-12f) { /* below, cell indices could overflow: exact matching */
@@ -633,7 +634,7 @@ static bool weld(const float *corners, int n, float tol, float **out_pos, int *o
 
 /* Zero area at float precision: the height is below 4 float epsilons of the longest edge,
  * which is what rounding leaves of collinear corners. */
-static bool zero_area(const float *a, const float *b, const float *c)
+bool scn_zero_area(const float *a, const float *b, const float *c)
 {
 	double e1[3], e2[3], e3[3];
 	for (int k = 0; k < 3; k++) {
@@ -658,7 +659,7 @@ static int drop_degenerate(const raw_facets *raw, const float *pos, int *index, 
 	for (int f = 0; f < raw->count; f++) {
 		const int *t = index + 3 * (size_t)f;
 		bool bad = t[0] == t[1] || t[1] == t[2] || t[0] == t[2] ||
-		           zero_area(pos + 3 * (size_t)t[0], pos + 3 * (size_t)t[1], pos + 3 * (size_t)t[2]);
+		           scn_zero_area(pos + 3 * (size_t)t[0], pos + 3 * (size_t)t[1], pos + 3 * (size_t)t[2]);
 		if (bad) {
 			if (rep->degenerate++ == 0)
 				rep->first_degenerate_line = raw->where[f];
@@ -671,7 +672,7 @@ static int drop_degenerate(const raw_facets *raw, const float *pos, int *index, 
 }
 
 /* Drops the vertices only degenerate facets used, keeping the others' order. */
-static int drop_unused(float *pos, int count, int *tris, int triangle_count)
+int scn_drop_unused(float *pos, int count, int *tris, int triangle_count)
 {
 	int *map = malloc((size_t)count * sizeof *map);
 	if (!map)
@@ -699,7 +700,7 @@ static scn_status build_mesh(const raw_facets *raw, const char *path, float tol,
 {
 	float *pos = NULL;
 	int *index = NULL, count = 0;
-	if (!weld(raw->corners, 3 * raw->count, tol, &pos, &count, &index))
+	if (!scn_weld_points(raw->corners, 3 * raw->count, tol, &pos, &count, &index))
 		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", path);
 	rep->welded = 3 * raw->count - count;
 	int kept = drop_degenerate(raw, pos, index, rep);
@@ -708,7 +709,7 @@ static scn_status build_mesh(const raw_facets *raw, const char *path, float tol,
 		free(index);
 		return scn_fail(err, SCN_ERROR_PARSE, "%s: no non-degenerate triangles (a zero-area mesh)", path);
 	}
-	count = drop_unused(pos, count, index, kept);
+	count = scn_drop_unused(pos, count, index, kept);
 	if (count < 0) {
 		free(pos);
 		free(index);
@@ -919,14 +920,5 @@ int scn_write_stl(const sim_world *w, int object, const char *path)
 
 scn_status scn_export_frame(const sim_world *w, const char *dir, long step, scn_error *err)
 {
-	for (int obj = 0; obj < sim_world_object_count(w); obj++) {
-		char path[4096];
-		if (snprintf(path, sizeof path, "%s/frame%06ld_%s.stl", dir, step, sim_world_object_name(w, obj)) >=
-		    (int)sizeof path)
-			return scn_fail(err, SCN_ERROR_IO, "%s: path too long", dir);
-		int e = scn_write_stl(w, obj, path);
-		if (e)
-			return scn_fail(err, SCN_ERROR_IO, "%s: %s", path, strerror(e));
-	}
-	return SCN_OK;
+	return scn_export_frame_as(w, dir, step, SCN_MESH_STL, err);
 }

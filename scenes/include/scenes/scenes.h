@@ -6,6 +6,7 @@
 #define TELA_SCENES_H
 
 #include "scenes/error.h"
+#include "scenes/mesh.h"
 #include "sim/sim.h"
 
 typedef struct scn_info {
@@ -73,5 +74,9 @@ int scn_write_stl(const sim_world *world, int object, const char *path);
 /* Writes every object of the world as DIR/frameNNNNNN_<object>.stl (`tela run
  * --export-stl`, the demo's mesh recording). */
 scn_status scn_export_frame(const sim_world *world, const char *dir, long step, scn_error *err);
+/* The same in a format of mesh.h (`tela run --export DIR --format F`): ASCII STL, OBJ or
+ * binary PLY, as DIR/frameNNNNNN_<object>.stl, .obj or .ply. */
+scn_status scn_export_frame_as(const sim_world *world, const char *dir, long step, scn_mesh_format format,
+                               scn_error *err);
 
 #endif
