@@ -53,7 +53,8 @@ for key in Type=Application Name=tela "Exec=tela" Icon=tela Terminal=false Categ
 	grep -q "^$key" "$desktop" || fail "the desktop entry has no $key"
 done
 if command -v desktop-file-validate >/dev/null 2>&1; then
-	desktop-file-validate "$desktop" || fail "desktop-file-validate refuses $desktop"
+	desktop-file-validate "$desktop" >validate.txt 2>&1 || fail "desktop-file-validate refuses $desktop: $(cat validate.txt)"
+	[ -s validate.txt ] && fail "desktop-file-validate has remarks: $(cat validate.txt)"
 else
 	echo "note: desktop-file-validate is not installed; checked the entry's keys only"
 fi
