@@ -49,9 +49,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	fprintf(stderr, "tela %s: ", cmd);
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n(see 'tela --help')\n");
+	fprintf(stderr, "\n(see 'tela %s --help')\n", cmd);
 	va_end(ap);
 	return EXIT_TELA_USAGE;
+}
+
+bool cli_wants_help(int argc, char **argv, int first)
+{
+	for (int i = first; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
 }
 
 int cli_mkdirs(const char *path)

@@ -25,6 +25,14 @@ bool cli_parse_int(const char *s, long min, long max, long *out);
 /* Prints "tela CMD: message" to stderr and returns EXIT_TELA_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* True when "--help" or "-h" is among argv[first..argc-1]: the command prints its own
+ * help then, whatever else was given, so that a half-typed command line still gets it. */
+bool cli_wants_help(int argc, char **argv, int first);
+
+/* The CMake project version, with `git describe --always --dirty` appended when built
+ * from a git checkout (app/version.c, written at build time). */
+const char *tela_version(void);
+
 /* Creates a directory and its parents; returns 0 or errno. */
 int cli_mkdirs(const char *path);
 

@@ -798,8 +798,56 @@ static int bench_latency(int argc, char **argv)
 	return rc;
 }
 
+static const char *const bench_usage[][2] = {
+    {"integrators",
+     "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
+     "      time every integrator on square cloths of N x N vertices (default 16, 32, 64,\n"
+     "      128, 256), one core, T simulated seconds each (default 0.3), step S (default\n"
+     "      0.001); --csv FILE: one row per integrator and size\n"},
+    {"collisions",
+     "  tela bench collisions [--csv FILE] [--seconds T] [--threads N | --clock cpu]\n"
+     "                        [--case pile|drape] [--drops N] [--steps FILE]\n"
+     "      collision pipeline stage timings, p50/p99 per step, on the pile scene and a\n"
+     "      129 x 129 drape (T: default 3 s for the pile, a third of it for the drape);\n"
+     "      --threads N: on N threads; --clock cpu: the thread's CPU time instead of\n"
+     "      wall-clock time; --case: one case; --drops N: the drape from N heights 0.1 mm\n"
+     "      apart, and their steps pooled; --steps FILE: one CSV row per step (its time,\n"
+     "      stages and counts)\n"},
+    {"gpu",
+     "  tela bench gpu [--csv FILE] [--svg PREFIX] [--sizes N,N,...] [--steps N]\n"
+     "                 [--only throughput,stability,elongation,draw]\n"
+     "      CPU against GPU integrators: steps/s by cloth size, largest stable step,\n"
+     "      elongation with and without Provot; draw (only when named): the demo's GPU\n"
+     "      draw buffer against the CPU's normals and upload; --svg PREFIX: the charts as\n"
+     "      PREFIX-*.svg\n"},
+    {"latency",
+     "  tela bench latency [--seconds T] [--rate HZ] [--path lockstep|window|both]\n"
+     "      stylus sample arrival to the step that uses it, p50/p99, for a synthetic grab\n"
+     "      at HZ (default 240) replayed in real time for T seconds (default 3)\n"},
+};
+
+/* `which`: one benchmark's name, or NULL for all of them. */
+static void bench_help(const char *which)
+{
+	printf("usage:\n");
+	for (size_t k = 0; k < sizeof bench_usage / sizeof bench_usage[0]; k++)
+		if (!which || strcmp(which, bench_usage[k][0]) == 0)
+			fputs(bench_usage[k][1], stdout);
+	printf("Speed figures, printed as tables (docs/benchmarks.md has measured ones and the\n"
+	       "commands behind them).  -h, --help: this text.\n"
+	       "exit codes: 0 success; 2 bad command line; 3 an output file could not be written\n"
+	       "(tela --help has the full list).\n");
+}
+
 int cmd_bench(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv, 1)) {
+		bool one = false;
+		for (size_t k = 0; argc >= 2 && k < sizeof bench_usage / sizeof bench_usage[0]; k++)
+			one = one || strcmp(argv[1], bench_usage[k][0]) == 0;
+		bench_help(one ? argv[1] : NULL);
+		return EXIT_TELA_OK;
+	}
 	if (argc < 2)
 		return cli_usage_error("bench", "which benchmark? (integrators, collisions, latency, gpu)");
 	if (strcmp(argv[1], "integrators") == 0)

@@ -23,6 +23,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cli.h"
 #include "cmd_ccd.h"
 
 #include "sim/sim_geom.h"
@@ -54,6 +55,7 @@ static const char ccd_usage[] =
 	"Runs continuous collision detection on every *.csv query file under each DIR\n"
 	"(folders named vertex-face / edge-edge, Wang et al. 2021 benchmark format) and\n"
 	"prints: queries=N positives=P false_negatives=FN false_positives=FP ns_per_query=X\n"
+	"-h, --help: this text.\n"
 	"Exit status: 0 no false negatives, 1 false negatives found, 2 usage error,\n"
 	"3 bad input (unreadable path, no query files, malformed CSV).\n";
 
@@ -433,7 +435,7 @@ static int walk(const char *path, int depth, bench_totals *tot)
 
 int cmd_ccd(int argc, char **argv)
 {
-	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+	if (cli_wants_help(argc, argv, 1)) {
 		fputs(ccd_usage, stdout);
 		return CCD_EXIT_OK;
 	}

@@ -33,6 +33,52 @@ typedef struct demo_args {
 	bool gpu;                                  /* --backend gpu */
 } demo_args;
 
+static void demo_help(void)
+{
+	printf(
+	    "usage: tela [demo] [SCENE] [options]\n"
+	    "       tela --xr [SCENE] [options]\n"
+	    "The interactive demo on SCENE (default: hanging; keys and mouse in\n"
+	    "docs/user-guide.md).  With no display, or --headless, it runs offscreen: a scripted\n"
+	    "grab pulls the cloth, then it writes FILE.png (default tela-SCENE.png) and a summary.\n"
+	    "SCENE is a built-in name (tela scenes), a scene file or a seed simulator folder.\n"
+	    "\n"
+	    "options:\n"
+	    "  --headless          no window even with a display: the scripted grab offscreen\n"
+	    "  --out FILE.png      headless: the picture's file (default tela-SCENE.png)\n"
+	    "  --seconds T         stop after T seconds (default: until closed; headless: 2.5 s\n"
+	    "                      of scripted grab)\n"
+	    "  --size WxH          the window's (or picture's) size (default 1280x800)\n"
+	    "  --paused            start paused (Space plays)\n"
+	    "  --panel, --no-panel show or hide the control panel (default: shown in a window, not\n"
+	    "                      in the headless picture)\n"
+	    "  --backend cpu|gpu   gpu: start with the panel's GPU integrator on (docs/gpu.md)\n"
+	    "  --grab-radius R     a grab holds the cloth within R metres of the picked vertex\n"
+	    "                      (default 0: the vertex alone)\n"
+	    "  --device SPEC       a tracked stylus drives the pointer (in a window from a device\n"
+	    "                      thread in real time, the mouse keeping the camera; headless in\n"
+	    "                      lock step): polhemus[:BUS-ADDR],\n"
+	    "                      synthetic:grab[+orbit][@HZ][,fast][,seconds=S],\n"
+	    "                      replay:FILE[@SPEED] (docs/devices.md)\n"
+	    "  --calibration FILE  with --device: the device-to-world calibration (with --xr: to\n"
+	    "                      the headset's stage)\n"
+	    "  --gain G            with --device: the stylus's displacement gain (default 1)\n"
+	    "  --camera-station N  with --device, in a window: station N moves the camera\n"
+	    "                      (default 2; 0: none)\n"
+	    "  --record FILE       record the device's traffic or, without --device, the mouse's\n"
+	    "                      pointer, for --device replay:FILE\n"
+	    "  --xr                in an OpenXR headset (docs/vr.md): a controller's trigger grabs\n"
+	    "                      and it vibrates with the pull; the window mirrors the left eye;\n"
+	    "                      not with --headless, --out or --camera-station\n"
+	    "  --hand left|right   with --xr and no --device: the controller that grabs (default\n"
+	    "                      right)\n"
+	    "  -h, --help          this text\n"
+	    "\n"
+	    "exit codes: 0 success; 2 bad command line; 3 a missing or malformed input file or an\n"
+	    "unwritable picture; 4 no OpenGL 4.3 context, not even offscreen; 5 --xr: no OpenXR\n"
+	    "runtime or headset, or the session was lost (tela --help has the full list).\n");
+}
+
 static int parse_args(int argc, char **argv, demo_args *a)
 {
 	*a = (demo_args){
@@ -385,6 +431,10 @@ static int run_headless(const demo_args *a, bool forced)
 
 int cmd_demo(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv, 0)) {
+		demo_help();
+		return EXIT_TELA_OK;
+	}
 	demo_args a;
 	int rc = parse_args(argc, argv, &a);
 	if (rc != EXIT_TELA_OK)

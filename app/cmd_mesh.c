@@ -304,8 +304,46 @@ static int mesh_info(int argc, char **argv)
 	return EXIT_TELA_OK;
 }
 
+static const char *const mesh_usage[][2] = {
+    {"grid",
+     "  tela mesh grid OUT --size W L --divisions NW NL [--center X Y Z] [--binary] [--name NAME]\n"
+     "                    [--format stl|obj|ply]\n"
+     "      write a flat grid: W m along x, L along y, NW x NL cells, centred at X Y Z\n"
+     "      (default 0 0 0) in the plane z = Z, as STL, OBJ or PLY by OUT's extension (or\n"
+     "      --format); STL is ASCII (solid NAME, default tela) or --binary (the seed's\n"
+     "      fabricCreator), OBJ is text and PLY binary\n"},
+    {"move",
+     "  tela mesh move IN OUT [--translate X Y Z] [--rotate RX RY RZ] [--scale S] [--binary]\n"
+     "                    [--format stl|obj|ply]\n"
+     "      weld a mesh, then scale it about the origin, rotate it (degrees about the fixed\n"
+     "      x, y, z axes) and move it, and write it (the seed's meshMover)\n"},
+    {"info",
+     "  tela mesh info FILE [--format stl|obj|ply]\n"
+     "      vertices, triangles, bounds, welded duplicates, boundary and non-manifold edges\n"
+     "      of an STL (ASCII or binary), OBJ or PLY mesh (by FILE's extension, or --format)\n"},
+};
+
+/* `which`: one subcommand's name, or NULL for all of them. */
+static void mesh_help(const char *which)
+{
+	printf("usage:\n");
+	for (size_t k = 0; k < sizeof mesh_usage / sizeof mesh_usage[0]; k++)
+		if (!which || strcmp(which, mesh_usage[k][0]) == 0)
+			fputs(mesh_usage[k][1], stdout);
+	printf("docs/tools.md describes the output.  -h, --help: this text.\n"
+	       "exit codes: 0 done; 2 bad command line; 3 the input cannot be read or is not a valid\n"
+	       "mesh, or the output cannot be written.\n");
+}
+
 int cmd_mesh(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv, 1)) {
+		bool one = false;
+		for (size_t k = 0; argc >= 2 && k < sizeof mesh_usage / sizeof mesh_usage[0]; k++)
+			one = one || strcmp(argv[1], mesh_usage[k][0]) == 0;
+		mesh_help(one ? argv[1] : NULL);
+		return EXIT_TELA_OK;
+	}
 	if (argc < 2)
 		return cli_usage_error("mesh", "needs a subcommand: grid, move or info");
 	const char *sub = argv[1];

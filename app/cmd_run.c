@@ -84,6 +84,66 @@ static bool takes_value(const char *a)
 	return false;
 }
 
+static void run_help(void)
+{
+	printf(
+	    "usage: tela run SCENE [options]\n"
+	    "Runs SCENE headless for its own duration (or --seconds / --steps), prints a summary and\n"
+	    "exits.  SCENE is a built-in name (tela scenes), a scene file (docs/scene-format.md) or\n"
+	    "a seed simulator folder (one holding world_parameters/ and bodies/).\n"
+	    "\n"
+	    "options:\n"
+	    "  --integrator NAME   euler | symplectic | midpoint | rk4 | verlet | implicit | kang | mra\n"
+	    "                      (default: the scene's, symplectic for the built-in scenes)\n"
+	    "  --dt S              fixed simulation step in seconds (default: the scene's, 0.001)\n"
+	    "  --substeps N        integrator steps per simulation step (default 1)\n"
+	    "  --threads N         run the simulation's parallel loops on N threads (default 1;\n"
+	    "                      the results are the same bits for every N)\n"
+	    "  --steps N           number of steps to run\n"
+	    "  --seconds T         simulated time to run (default: the scene's); not with --steps\n"
+	    "  --stats FILE.csv    one row per step: step,t,kinetic,potential,total,max_strain,\n"
+	    "                      mean_strain,cg_iterations,strain_iterations,step_us\n"
+	    "  --export-stl DIR    write every object as DIR/frameNNNNNN_<object>.stl\n"
+	    "  --export DIR --format stl|obj|ply   the same in a chosen format (.stl, .obj, .ply)\n"
+	    "  --every N           with --export(-stl): every N steps (default 1; step 0 included)\n"
+	    "  --screenshot FILE.png  render the final state offscreen (960x600, the scene's view)\n"
+	    "  --save-scene FILE.ini  write the scene with the world options given here applied\n"
+	    "                      (integrator, dt, gravity...) as a scene file that runs the\n"
+	    "                      same, and step nothing (docs/scene-format.md)\n"
+	    "  --strain-limit TAU  Provot strain limiting to relative elongation TAU (e.g. 0.1)\n"
+	    "  --no-strain-limit   turn strain limiting off\n"
+	    "  --verlet-drag       Verlet's 1.99/0.99 drag form\n"
+	    "  --air-damping C     air damping, 1/s\n"
+	    "  --wind X,Y,Z        wind velocity, m/s\n"
+	    "  --gravity X,Y,Z     gravity, m/s^2\n"
+	    "  --cg-tolerance E    implicit Euler: relative CG residual (default 1e-4)\n"
+	    "  --quiet             no summary on success\n"
+	    "  --check             after every step count intersecting triangle pairs and vertices\n"
+	    "                      inside obstacles; exit 1 if any step had one; adds the stats\n"
+	    "                      columns contacts,collisions,impact_zones,self_contacts,\n"
+	    "                      intersections,vertices_inside\n"
+	    "  --no-collisions     turn the collision pipeline off\n"
+	    "  --no-self-collisions  cloth against obstacles only\n"
+	    "  --device SPEC       a tracked stylus grabs the cloth, in lock step: polhemus[:BUS-ADDR],\n"
+	    "                      synthetic:SCRIPT[@HZ][,fast][,seconds=S], replay:FILE[@SPEED]\n"
+	    "                      (docs/devices.md)\n"
+	    "  --calibration FILE  device-to-world calibration for --device\n"
+	    "  --record FILE       record the device's raw traffic (tela-rec 1)\n"
+	    "  --gain G            the stylus's displacement gain (default 1; the seed's: 0.5)\n"
+	    "  --grab-radius R     the stylus's grab holds the cloth within R m of the picked\n"
+	    "                      vertex (default 0: the vertex alone)\n"
+	    "  --backend cpu|gpu   where the integrator runs (default cpu); gpu: OpenGL 4.3 compute\n"
+	    "                      shaders, collisions still on the CPU; without a 4.3 context, or\n"
+	    "                      for mra, it says so and the CPU runs (docs/gpu.md)\n"
+	    "  --gpu-strain-limit  with --backend gpu: Provot's limit on the GPU (coloured sweeps)\n"
+	    "                      (default: the CPU's Gauss-Seidel sweeps between GPU and collisions)\n"
+	    "  -h, --help          this text\n"
+	    "\n"
+	    "exit codes: 0 success; 1 the simulation blew up (rolled back to its last good state)\n"
+	    "or --check found an intersection; 2 bad command line; 3 a missing or malformed input\n"
+	    "file, an unwritable output or out of memory (tela --help has the full list).\n");
+}
+
 static int parse_run_options(int argc, char **argv, run_options *o)
 {
 	*o = (run_options){.steps = -1, .seconds = -1.0, .every = 1, .strain_limit = -1, .threads = 1};
@@ -338,6 +398,10 @@ static void run_surfaces_scene(run_surfaces *s, const sim_world *w, sty_scene *s
 
 int cmd_run(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv, 1)) {
+		run_help();
+		return EXIT_TELA_OK;
+	}
 	run_options o;
 	int rc = parse_run_options(argc, argv, &o);
 	if (rc != EXIT_TELA_OK)

@@ -178,8 +178,36 @@ static int write_trajectory(const traj_options *o)
 	return rc;
 }
 
+static void traj_help(void)
+{
+	printf("usage: tela traj OUT --vertices ID[,ID...] --segment DX,DY,DZ,T [--segment ...]\n"
+	       "                 [--rest S] [--start T] [--rate HZ] [--release]\n"
+	       "Writes a velocity-constraint file OUT that moves the vertices rigidly along straight\n"
+	       "segments with minimum-jerk profiles and rests at the ends (the seed's\n"
+	       "TrajectoryGenerator.m; docs/tools.md).\n"
+	       "\n"
+	       "options:\n"
+	       "  --vertices ID[,ID...]   object-local vertex ids (0-based, distinct) that move\n"
+	       "                          together; repeated, the lists add up (required)\n"
+	       "  --segment DX,DY,DZ,T    move by (DX, DY, DZ) metres in T seconds; repeat for more\n"
+	       "                          segments, in order (at least one)\n"
+	       "  --rest S                seconds at rest before, between and after the segments\n"
+	       "                          (default 0.5)\n"
+	       "  --start T               time of the first block, s (default 0)\n"
+	       "  --rate HZ               blocks per second while moving (default 100)\n"
+	       "  --release               free the vertices after the last rest instead of holding\n"
+	       "  -h, --help              this text\n"
+	       "\n"
+	       "exit codes: 0 written; 2 bad command line; 3 the file could not be written (no\n"
+	       "partial file is left).\n");
+}
+
 int cmd_traj(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv, 1)) {
+		traj_help();
+		return EXIT_TELA_OK;
+	}
 	traj_options o = {.def = scn_traj_def_default()};
 	int rc = parse_traj_options(argc, argv, &o);
 	if (rc == EXIT_TELA_OK)

@@ -16,111 +16,27 @@ void cli_print_help(void)
 	    "tela: real-time cloth and deformable objects\n"
 	    "\n"
 	    "usage:\n"
-	    "  tela [SCENE] [--headless] [--out FILE.png] [--seconds T] [--size WxH] [--paused]\n"
-	    "       [--panel | --no-panel] [--record FILE] [--device SPEC [--calibration FILE]\n"
-	    "       [--gain G] [--camera-station N]] [--grab-radius R] [--backend cpu|gpu]\n"
-	    "                            the interactive demo (default scene: hanging; keys and mouse\n"
-	    "                            in docs/user-guide.md).  With no display, or --headless, it\n"
-	    "                            runs offscreen: a scripted grab pulls the cloth, then it\n"
-	    "                            writes FILE.png (default tela-SCENE.png) and a summary.\n"
-	    "                            --backend gpu: start with the panel's GPU integrator on.\n"
-	    "                            --device SPEC: a tracked stylus drives the pointer (in a\n"
-	    "                            window from a device thread in real time, the mouse keeping\n"
-	    "                            the camera; headless in lock step): polhemus[:BUS-ADDR],\n"
-	    "                            synthetic:grab[+orbit][@HZ][,fast][,seconds=S],\n"
-	    "                            replay:FILE[@SPEED] (docs/devices.md).  In a window,\n"
-	    "                            station N (default 2; 0: none) moves the camera.\n"
-	    "  tela --xr [SCENE] [--hand left|right] [--seconds T] [--size WxH] [--no-panel]\n"
-	    "       [--paused] [--grab-radius R] [--device SPEC [--calibration STAGE.cal] [--gain G]]\n"
-	    "       [--record FILE]\n"
-	    "                            the scene in an OpenXR headset (docs/vr.md); a controller's\n"
-	    "                            trigger grabs (default the right hand) and it vibrates with\n"
-	    "                            the pull; the window mirrors the left eye.  --device: a\n"
-	    "                            tracked stylus grabs instead, its calibration mapping the\n"
-	    "                            tracker into the headset's stage.\n"
-	    "                            --record FILE: records the device's traffic or, without\n"
-	    "                            --device, the mouse's pointer, for --device replay:FILE.\n"
-	    "                            --grab-radius R: a grab holds the cloth within R metres of\n"
-	    "                            the picked vertex (default 0: the vertex alone).\n"
+	    "  tela [SCENE] [options]    the interactive demo (default scene: hanging); with no\n"
+	    "                            display, or --headless, a scripted grab offscreen that\n"
+	    "                            writes a picture and a summary\n"
+	    "  tela --xr [SCENE] [options]  the scene in an OpenXR headset (docs/vr.md)\n"
+	    "  tela demo [SCENE] [options]  the demo, by name\n"
 	    "  tela run SCENE [options]  run a scene headless and exit\n"
 	    "  tela scenes               list the built-in scenes, one per line, name first\n"
-	    "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
-	    "                            time every integrator on square cloths (one core)\n"
-	    "  tela bench collisions [--csv FILE] [--seconds T] [--threads N | --clock cpu]\n"
-	    "                        [--case pile|drape] [--drops N] [--steps FILE]\n"
-	    "                            collision pipeline stage timings, p50/p99 per step;\n"
-	    "                            --threads N: on N threads; --clock cpu: the thread's\n"
-	    "                            CPU time instead of wall-clock time; --case: one case;\n"
-	    "                            --drops N: the drape from N heights 0.1 mm apart, and\n"
-	    "                            their steps pooled; --steps FILE: one CSV row per step\n"
-	    "                            (its time, stages and counts)\n"
-	    "  tela bench gpu [--csv FILE] [--svg PREFIX] [--sizes N,N,...] [--steps N]\n"
-	    "                 [--only throughput,stability,elongation,draw]\n"
-	    "                            CPU against GPU integrators: steps/s by cloth size, largest\n"
-	    "                            stable step, elongation with and without Provot; draw\n"
-	    "                            (only when named): the demo's GPU draw buffer against\n"
-	    "                            the CPU's normals and upload\n"
-	    "  tela bench latency [--seconds T] [--rate HZ]\n"
-	    "                            stylus sample arrival to the step that uses it, p50/p99\n"
+	    "  tela bench integrators|collisions|gpu|latency [options]\n"
+	    "                            speed figures (docs/benchmarks.md)\n"
 	    "  tela ccd DIR...           continuous collision detection on benchmark queries\n"
-	    "                            (vertex-face / edge-edge CSV folders); exit 1 on a\n"
-	    "                            false negative, 3 on unreadable or malformed input\n"
-	    "  tela mesh grid OUT --size W L --divisions NW NL --center X Y Z [--binary] [--name NAME]\n"
-	    "                            write a flat W x L grid mesh (the seed's fabricCreator) as\n"
-	    "                            STL, OBJ or PLY by OUT's extension, or --format stl|obj|ply\n"
-	    "  tela mesh move IN OUT --translate X Y Z [--rotate RX RY RZ] [--scale S] [--binary]\n"
-	    "                            scale, rotate (degrees about x, y, z) and move a mesh\n"
-	    "  tela mesh info FILE       vertices, triangles, bounds, welded duplicates, boundary and\n"
-	    "                            non-manifold edges of an STL (ASCII or binary), OBJ or PLY mesh\n"
-	    "  tela traj OUT --vertices ID[,ID...] --segment DX,DY,DZ,T [--segment ...]\n"
-	    "            [--rest S] [--start T] [--rate HZ] [--release]\n"
-	    "                            write a velocity-constraint file: straight segments with\n"
-	    "                            minimum-jerk profiles and rests at the ends\n"
-	    "  tela --help               this text\n"
+	    "  tela mesh grid|move|info ...  write, move and check STL, OBJ and PLY meshes (docs/tools.md)\n"
+	    "  tela traj OUT [options]   write a velocity-constraint file (docs/tools.md)\n"
+	    "  tela --version            the version (also: tela version)\n"
+	    "  tela --help               this text (also: tela help)\n"
 	    "\n"
-	    "run options:\n"
-	    "  --integrator NAME   euler | symplectic | midpoint | rk4 | verlet | implicit | kang | mra\n"
-	    "                      (default: the scene's, symplectic for the built-in scenes)\n"
-	    "  --dt S              fixed simulation step in seconds (default: the scene's, 0.001)\n"
-	    "  --substeps N        integrator steps per simulation step (default 1)\n"
-	    "  --threads N         run the simulation's parallel loops on N threads (default 1;\n"
-	    "                      the results are the same bits for every N)\n"
-	    "  --steps N           number of steps to run\n"
-	    "  --seconds T         simulated time to run (default: the scene's); not with --steps\n"
-	    "  --stats FILE.csv    one row per step: step,t,kinetic,potential,total,max_strain,\n"
-	    "                      mean_strain,cg_iterations,strain_iterations,step_us\n"
-	    "  --export-stl DIR    write every object as DIR/frameNNNNNN_<object>.stl\n"
-	    "  --export DIR --format stl|obj|ply   the same in a chosen format (.stl, .obj, .ply)\n"
-	    "  --every N           with --export(-stl): every N steps (default 1; step 0 included)\n"
-	    "  --screenshot FILE.png  render the final state offscreen (960x600, the scene's view)\n"
-	    "  --save-scene FILE.ini  write the scene with the world options given here applied\n"
-	    "                      (integrator, dt, gravity...) as a scene file that runs the\n"
-	    "                      same, and step nothing (docs/scene-format.md)\n"
-	    "  --strain-limit TAU  Provot strain limiting to relative elongation TAU (e.g. 0.1)\n"
-	    "  --no-strain-limit   turn strain limiting off\n"
-	    "  --verlet-drag       Verlet's 1.99/0.99 drag form\n"
-	    "  --air-damping C     air damping, 1/s\n"
-	    "  --wind X,Y,Z        wind velocity, m/s\n"
-	    "  --gravity X,Y,Z     gravity, m/s^2\n"
-	    "  --cg-tolerance E    implicit Euler: relative CG residual (default 1e-4)\n"
-	    "  --quiet             no summary on success\n"
-	    "  --check             after every step count intersecting triangle pairs and vertices\n"
-	    "                      inside obstacles; exit 1 if any step had one; adds the stats\n"
-	    "                      columns contacts,collisions,impact_zones,self_contacts,\n"
-	    "                      intersections,vertices_inside\n"
-	    "  --no-collisions     turn the collision pipeline off\n"
-	    "  --no-self-collisions  cloth against obstacles only\n"
-	    "  --device SPEC       a tracked stylus grabs the cloth, in lock step (docs/devices.md)\n"
-	    "  --calibration FILE  device-to-world calibration for --device\n"
-	    "  --record FILE       record the device's raw traffic (tela-rec 1)\n"
-	    "  --gain G            the stylus's displacement gain (default 1; seed 002: 0.5)\n"
-	    "  --grab-radius R     the stylus's grab holds the cloth within R m of the picked\n"
-	    "                      vertex (default 0: the vertex alone)\n"
-	    "  --backend cpu|gpu   where the integrator runs (default cpu); gpu: OpenGL 4.3 compute\n"
-	    "                      shaders, collisions still on the CPU; without a 4.3 context, or\n"
-	    "                      for mra, it says so and the CPU runs (docs/gpu.md)\n"
-	    "  --gpu-strain-limit  with --backend gpu: Provot's limit on the GPU (coloured sweeps)\n"
-	    "                      (default: the CPU's Gauss-Seidel sweeps between GPU and collisions)\n"
+	    "Every command prints its own usage and options with --help (or -h), e.g.\n"
+	    "'tela run --help', 'tela mesh grid --help', 'tela bench gpu --help', and the demo's\n"
+	    "with 'tela demo --help'; 'tela help COMMAND' does the same.\n"
+	    "\n"
+	    "integrators (tela run --integrator, scene files): euler | symplectic | midpoint |\n"
+	    "  rk4 | verlet | implicit | kang | mra (docs/integrators.md)\n"
 	    "\n"
 	    "exit codes:\n"
 	    "  0  success\n"
@@ -140,7 +56,13 @@ void cli_print_help(void)
 
 static int cmd_scenes(int argc, char **argv)
 {
-	(void)argv;
+	if (cli_wants_help(argc, argv, 1)) {
+		printf("usage: tela scenes\n"
+		       "Lists the built-in scenes, one per line: the name, then what the scene shows.\n"
+		       "A name runs as 'tela NAME' (the demo) or 'tela run NAME'; the scene files behind\n"
+		       "them are scenes/*.ini in the source tree (docs/scene-format.md).\n");
+		return EXIT_TELA_OK;
+	}
 	if (argc > 1)
 		return cli_usage_error("scenes", "takes no arguments");
 	for (int i = 0; i < scn_builtin_count(); i++) {
@@ -150,16 +72,41 @@ static int cmd_scenes(int argc, char **argv)
 	return EXIT_TELA_OK;
 }
 
+static bool is_command(const char *name)
+{
+	static const char *const commands[] = {"run", "scenes", "bench", "ccd", "mesh", "traj", "version", "demo"};
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(name, commands[i]) == 0)
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	sim_set_clock(cli_now_ns);
 	if (argc < 2)
 		return cmd_demo(0, argv + 1);
+	if (strcmp(argv[1], "help") == 0 && argc == 3) {
+		/* `tela help COMMAND` is `tela COMMAND --help` */
+		static char help[] = "--help";
+		if (!is_command(argv[2]))
+			return cli_usage_error("help", "'%s' is not a command", argv[2]);
+		argv[1] = argv[2];
+		argv[2] = help;
+	}
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		cli_print_help();
 		return EXIT_TELA_OK;
 	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		if (argc > 2 && !cli_wants_help(argc - 1, argv + 1, 1))
+			return cli_usage_error("version", "takes no arguments");
+		printf("tela %s\n", tela_version());
+		return EXIT_TELA_OK;
+	}
+	if (strcmp(cmd, "demo") == 0)
+		return cmd_demo(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "scenes") == 0)
