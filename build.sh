@@ -9,14 +9,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
-# The project's Debian packages (later issues add to this list).
+# The project's Debian packages.
 packages=(build-essential cmake ninja-build pkg-config libcglm-dev libinih-dev
 	libsdl2-dev libglew-dev libpng-dev libgl1-mesa-dri glslang-tools xvfb xauth
 	libusb-1.0-0-dev umockdev libumockdev-dev libimgui-dev)
-# OpenXR (issue 8): the loader and headers, and the core validation layer the xr tests run under
+# OpenXR: the loader and headers, and the core validation layer the xr tests run under
 packages+=(libopenxr-dev libopenxr-loader1 openxr-layer-corevalidation libx11-dev)
 # clang for the libFuzzer targets (Debian 12's clang 14 ships libFuzzer)
 packages+=(clang)
+# the install test validates the desktop entry
+packages+=(desktop-file-utils)
 
 install_missing() {
 	local missing=()
