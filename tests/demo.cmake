@@ -1,5 +1,7 @@
 # The interactive demo (issue 5): camera math, and the demo itself headless.
 tela_add_test(test_camera SOURCES test_camera.c LIBS tela_demo_core PkgConfig::CGLM LABELS unit)
+# The event queue behind the window's message line and the headless runs' stderr.
+tela_add_test(test_events SOURCES test_events.c LIBS tela_demo_core LABELS unit)
 
 # The demo through SDL events (offscreen, or under Xvfb when DISPLAY is set).
 tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
