@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "gpu_session.h"
+#include "progress.h"
 #include "render.h"
 #include "svg_plot.h"
 
@@ -36,6 +37,7 @@ typedef struct gpu_bench_options {
 	int size_count;
 	long steps;
 	unsigned parts;
+	bool quiet; /* --quiet: no progress line */
 } gpu_bench_options;
 
 static int parse_options(int argc, char **argv, gpu_bench_options *o)
@@ -43,6 +45,11 @@ static int parse_options(int argc, char **argv, gpu_bench_options *o)
 	*o = (gpu_bench_options){.sizes = {16, 32, 64, 128, 256}, .size_count = 5, .steps = 20, .parts = PART_ALL};
 	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--quiet") == 0) {
+			o->quiet = true;
+			i--; /* it takes no value: the loop's step of two moves on by one */
+			continue;
+		}
 		if (strcmp(a, "--csv") != 0 && strcmp(a, "--svg") != 0 && strcmp(a, "--sizes") != 0 &&
 		    strcmp(a, "--steps") != 0 && strcmp(a, "--only") != 0)
 			return cli_usage_error("bench", "unknown option '%s'", a);
@@ -416,6 +423,10 @@ int bench_gpu(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc != EXIT_TELA_OK)
 		return rc;
+	/* refused before anything runs */
+	if ((o.csv_path && (rc = cli_check_output("bench", "--csv", o.csv_path, CLI_OUT_FILE))) ||
+	    (o.svg_prefix && (rc = cli_check_output("bench", "--svg", o.svg_prefix, CLI_OUT_PREFIX))))
+		return rc;
 	FILE *csv = NULL;
 	if (o.csv_path) {
 		csv = fopen(o.csv_path, "w");
@@ -458,15 +469,25 @@ int bench_gpu(int argc, char **argv)
 	if (o.parts & PART_THROUGHPUT)
 		printf("%-10s %5s %8s %11s %11s %11s %9s %9s %9s\n", "integrator", "n", "vertices", "cpu", "gpu",
 		       "gpu-only", "up-us", "gpu-us", "down-us");
+	progress prog;
+	progress_start(&prog, "tela bench", 0.0, o.quiet);
+	prog.label = "gpu";
+	int rows = ((o.parts & PART_THROUGHPUT) ? o.size_count * NI : 0) + ((o.parts & PART_STABILITY) ? NI : 0) +
+	           ((o.parts & PART_ELONGATION) ? NI : 0), row = 0;
+	char what[64];
+	fflush(stdout);
 	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT); s++) {
 		int n = o.sizes[s];
 		for (int k = 0; k < NI; k++) {
+			snprintf(what, sizeof what, "throughput %s n = %d", sim_integrator_name((sim_integrator)k), n);
+			progress_count(&prog, row++, rows, what);
 			throughput t = measure_throughput(gpu, n, (sim_integrator)k, o.steps, dt);
 			tp[s][k] = t;
+			progress_clear(&prog);
 			printf("%-10s %5d %8d", sim_integrator_name((sim_integrator)k), n, n * n);
-			const double row[6] = {t.cpu, t.gpu, t.resident, t.up_us, t.gpu_us, t.down_us};
+			const double figures[6] = {t.cpu, t.gpu, t.resident, t.up_us, t.gpu_us, t.down_us};
 			for (int c = 0; c < 6; c++)
-				cell(" %*.1f", c < 3 ? 11 : 9, row[c]);
+				cell(" %*.1f", c < 3 ? 11 : 9, figures[c]);
 			printf("\n");
 			fflush(stdout);
 			csv_row(csv, "throughput", (sim_integrator)k, "cpu", "step", n, dt, t.cpu, o.steps);
@@ -484,8 +505,11 @@ int bench_gpu(int argc, char **argv)
 	}
 	for (int k = 0; k < NI && (o.parts & PART_STABILITY); k++) {
 		sim_integrator integ = (sim_integrator)k;
+		snprintf(what, sizeof what, "stability %s", sim_integrator_name(integ));
+		progress_count(&prog, row++, rows, what);
 		stable[2 * k] = largest_stable(NULL, integ);
 		stable[2 * k + 1] = gpu && gpu_backend_supports(integ) ? largest_stable(gpu, integ) : NAN;
+		progress_clear(&prog);
 		printf("%-10s", sim_integrator_name(integ));
 		cell(" %*.3g", 11, stable[2 * k]);
 		cell(" %*.3g", 11, stable[2 * k + 1]);
@@ -503,9 +527,12 @@ int bench_gpu(int argc, char **argv)
 	for (int k = 0; k < NI && (o.parts & PART_ELONGATION); k++) {
 		sim_integrator integ = (sim_integrator)k;
 		bool on_gpu = gpu && gpu_backend_supports(integ);
+		snprintf(what, sizeof what, "elongation %s", sim_integrator_name(integ));
+		progress_count(&prog, row++, rows, what);
 		for (int v = 0; v < 5; v++)
 			elong[5 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1 || v == 4, v == 4)
 			                                   : NAN;
+		progress_clear(&prog);
 		printf("%-10s %9d", sim_integrator_name(integ), elongation_substeps(integ));
 		for (int v = 0; v < 5; v++)
 			cell(" %*.4f", 11, elong[5 * k + v]);
@@ -515,6 +542,7 @@ int bench_gpu(int argc, char **argv)
 		for (int v = 0; v < 5; v++)
 			csv_row(csv, "peak_strain", integ, v < 2 ? "cpu" : "gpu", vn[v], 20, 0.001, elong[5 * k + v], 1500);
 	}
+	progress_end(&prog);
 	if ((o.parts & PART_DRAW) && gpu) {
 		printf("\nthe demo's cloth per published state, us (docs/gpu.md, \"The demo draws from the GPU\"): the\n"
 		       "simulation thread's fill of a draw buffer (upload, normals kernel, copies) against the window's\n"

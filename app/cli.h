@@ -36,6 +36,14 @@ const char *tela_version(void);
 /* Creates a directory and its parents; returns 0 or errno. */
 int cli_mkdirs(const char *path);
 
+/* What an output option names: a file, a folder (created with its parents when missing)
+ * or a prefix of file names (PREFIX-xxx.svg: its folder must be there). */
+typedef enum cli_output { CLI_OUT_FILE, CLI_OUT_DIR, CLI_OUT_PREFIX } cli_output;
+/* Refuses an output path that cannot be written, before the run: says
+ * "tela CMD: OPTION PATH: why" on stderr and returns EXIT_TELA_IO, or EXIT_TELA_OK.  It
+ * creates and changes nothing, so that a refused run leaves no file behind. */
+int cli_check_output(const char *cmd, const char *option, const char *path, cli_output kind);
+
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mesh(int argc, char **argv); /* cmd_mesh.c: tela mesh grid|move|info */

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "device_thread.h"
+#include "progress.h"
 #include "bench_gpu.h"
 #include "stylus_feed.h"
 #include "task_pool.h"
@@ -154,13 +155,21 @@ typedef struct bench_options {
 	bool allow_case;    /* --case NAME and --drops N are accepted */
 	const char *only;   /* --case NAME: that case alone */
 	int drops;          /* --drops N: the drape from N heights */
+	bool quiet;         /* --quiet: no progress line */
 } bench_options;
+
+/* --quiet of the collision benchmark, whose cases draw their own progress line. */
+static bool bench_quiet;
 
 /* --csv FILE and --seconds T for every benchmark; --sizes and --dt where allowed. */
 static int parse_bench_options(int argc, char **argv, bench_options *o, bool sizes_and_dt)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--quiet") == 0) {
+			o->quiet = true;
+			continue;
+		}
 		if (!val)
 			return cli_usage_error("bench", "option %s needs a value", a);
 		if (strcmp(a, "--csv") == 0) {
@@ -198,6 +207,11 @@ static int parse_bench_options(int argc, char **argv, bench_options *o, bool siz
 		}
 		i++;
 	}
+	/* refused before anything runs (the CSV is opened first, so it must not be left) */
+	int rc;
+	if ((o->csv_path && (rc = cli_check_output("bench", "--csv", o->csv_path, CLI_OUT_FILE))) ||
+	    (o->steps_path && (rc = cli_check_output("bench", "--steps", o->steps_path, CLI_OUT_FILE))))
+		return rc;
 	return EXIT_TELA_OK;
 }
 
@@ -233,14 +247,23 @@ static int bench_integrators(int argc, char **argv)
 		return rc;
 	printf("%-10s %5s %8s %10s %14s %10s %10s %9s %9s %8s\n", "integrator", "n", "vertices", "us/step",
 	       "ns/vertex-step", "forces-ns", "update-ns", "check-ns", "stats-ns", "cg-iter");
+	fflush(stdout);
+	progress prog;
+	progress_start(&prog, "tela bench", 0.0, o.quiet);
+	prog.label = "integrators";
+	int cases = size_count * SIM_INTEGRATOR_COUNT + 1;
 	for (int s = 0; s < size_count; s++) {
 		for (int k = 0; k < SIM_INTEGRATOR_COUNT; k++) {
+			char what[64];
+			snprintf(what, sizeof what, "%s n = %d", sim_integrator_name((sim_integrator)k), sizes[s]);
+			progress_count(&prog, s * SIM_INTEGRATOR_COUNT + k, cases, what);
 			sim_world *w = bench_cloth(sizes[s], 0.01f, 2.0f, (sim_integrator)k, 1e-4f, false);
 			if (!w) {
 				fprintf(stderr, "tela bench: out of memory at n = %d\n", sizes[s]);
 				return EXIT_TELA_IO;
 			}
 			bench_row r = time_world(w, (float)dt, seconds);
+			progress_clear(&prog);
 			printf("%-10s %5d %8d %10.1f %14.2f %10.2f %10.2f %9.2f %9.2f %8.1f%s\n",
 			       sim_integrator_name((sim_integrator)k), sizes[s], sim_world_vertex_count(w), r.us_per_step,
 			       r.ns_per_vertex_step, r.forces_ns, r.integrator_ns, r.check_ns, r.stats_ns, r.cg_iterations,
@@ -251,14 +274,17 @@ static int bench_integrators(int argc, char **argv)
 				        r.us_per_step, r.ns_per_vertex_step, r.forces_ns, r.integrator_ns, r.check_ns, r.stats_ns,
 				        r.cg_iterations, r.steps, r.blew_up);
 			sim_world_destroy(&w);
+			fflush(stdout);
 		}
 	}
+	progress_count(&prog, cases - 1, cases, "implicit target");
 	/* The implicit target: a stiff 1 m, 64 x 64 cloth (500 N/m structural springs) at the
 	 * 240 Hz step where explicit schemes fail, CG tolerance 1e-4. */
 	sim_world *w = bench_cloth(64, 1.0f / 63.0f, 500.0f, SIM_IMPLICIT, 1e-4f, true);
 	if (!w)
 		return EXIT_TELA_IO;
 	bench_row r = time_world(w, 1.0f / 240.0f, seconds);
+	progress_end(&prog);
 	printf("implicit target: 64x64 stiff cloth, dt 1/240, CG tolerance 1e-4: %.3f ms/step, %.1f CG iterations%s\n",
 	       r.us_per_step * 1e-3, r.cg_iterations, r.blew_up ? " (blew up)" : "");
 	if (csv)
@@ -362,11 +388,17 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, cons
 	long contacts = 0, collisions = 0, zones = 0, cg_iterations = 0, broad_phases = 0, refreshed = 0;
 	double candidates = 0.0, patches = 0.0;
 	int done = 0;
+	/* outside the timed step; per case, the bench's own line */
+	progress prog;
+	progress_start(&prog, "tela bench", (double)n * (double)dt, bench_quiet);
+	prog.label = name;
 	for (; done < n; done++) {
+		progress_update(&prog, (double)done * (double)dt);
 		int64_t t0 = bench_now();
 		sim_result r = sim_world_step(w, dt);
 		times[done] = (double)(bench_now() - t0) * 1e-3;
 		if (r != SIM_OK) {
+			progress_clear(&prog);
 			fprintf(stderr, "tela bench: %s: step %d: %s\n", name, done + 1, sim_result_string(r));
 			break;
 		}
@@ -393,6 +425,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, cons
 		patches += st->patch_blocks > 0 ? (double)st->patches / st->patch_blocks : 0.0;
 		cg_iterations += st->cg_iterations;
 	}
+	progress_end(&prog);
 	if (gather) { /* before the summaries sort them */
 		memcpy(gather->all + gather->all_count, times, sizeof(double) * (size_t)done);
 		memcpy(gather->touching + gather->touching_count, touching, sizeof(double) * (size_t)ntouching);
@@ -559,6 +592,7 @@ static int bench_collisions(int argc, char **argv)
 		fprintf(stderr, "tela bench: cannot start %d threads\n", o.threads);
 		return EXIT_TELA_IO;
 	}
+	bench_quiet = o.quiet;
 	bench_files files = {0};
 	rc = open_csv(o.csv_path, "case,steps,dt,vertices,mean_ms,p50_ms,p99_ms,forces_ms,solve_ms,strain_ms,check_ms,"
 	                          "refit_ms,broad_ms,proximity_ms,ccd_ms,failsafe_ms,contacts,collisions,impact_zones,threads",
@@ -800,13 +834,13 @@ static int bench_latency(int argc, char **argv)
 
 static const char *const bench_usage[][2] = {
     {"integrators",
-     "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T]\n"
+     "  tela bench integrators [--csv FILE] [--sizes N,N,...] [--dt S] [--seconds T] [--quiet]\n"
      "      time every integrator on square cloths of N x N vertices (default 16, 32, 64,\n"
      "      128, 256), one core, T simulated seconds each (default 0.3), step S (default\n"
      "      0.001); --csv FILE: one row per integrator and size\n"},
     {"collisions",
      "  tela bench collisions [--csv FILE] [--seconds T] [--threads N | --clock cpu]\n"
-     "                        [--case pile|drape] [--drops N] [--steps FILE]\n"
+     "                        [--case pile|drape] [--drops N] [--steps FILE] [--quiet]\n"
      "      collision pipeline stage timings, p50/p99 per step, on the pile scene and a\n"
      "      129 x 129 drape (T: default 3 s for the pile, a third of it for the drape);\n"
      "      --threads N: on N threads; --clock cpu: the thread's CPU time instead of\n"
@@ -815,7 +849,7 @@ static const char *const bench_usage[][2] = {
      "      stages and counts)\n"},
     {"gpu",
      "  tela bench gpu [--csv FILE] [--svg PREFIX] [--sizes N,N,...] [--steps N]\n"
-     "                 [--only throughput,stability,elongation,draw]\n"
+     "                 [--only throughput,stability,elongation,draw] [--quiet]\n"
      "      CPU against GPU integrators: steps/s by cloth size, largest stable step,\n"
      "      elongation with and without Provot; draw (only when named): the demo's GPU\n"
      "      draw buffer against the CPU's normals and upload; --svg PREFIX: the charts as\n"
@@ -834,7 +868,8 @@ static void bench_help(const char *which)
 		if (!which || strcmp(which, bench_usage[k][0]) == 0)
 			fputs(bench_usage[k][1], stdout);
 	printf("Speed figures, printed as tables (docs/benchmarks.md has measured ones and the\n"
-	       "commands behind them).  -h, --help: this text.\n"
+	       "commands behind them).  On a terminal a progress line shows on stderr; --quiet:\n"
+	       "none.  -h, --help: this text.\n"
 	       "exit codes: 0 success; 2 bad command line; 3 an output file could not be written\n"
 	       "(tela --help has the full list).\n");
 }

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "demo.h"
 #include "device_thread.h"
+#include "progress.h"
 #include "stylus_feed.h"
 #include "xr.h"
 
@@ -31,6 +32,7 @@ typedef struct demo_args {
 	bool xr;                                   /* --xr: in a headset (app/xr.c) */
 	int hand;                                  /* --hand: -1 not given, 0 left, 1 right */
 	bool gpu;                                  /* --backend gpu */
+	bool quiet;                                /* --quiet: headless, no progress line or summary */
 } demo_args;
 
 static void demo_help(void)
@@ -46,6 +48,7 @@ static void demo_help(void)
 	    "options:\n"
 	    "  --headless          no window even with a display: the scripted grab offscreen\n"
 	    "  --out FILE.png      headless: the picture's file (default tela-SCENE.png)\n"
+	    "  --quiet             headless: no progress line and no summary\n"
 	    "  --seconds T         stop after T seconds (default: until closed; headless: 2.5 s\n"
 	    "                      of scripted grab)\n"
 	    "  --size WxH          the window's (or picture's) size (default 1280x800)\n"
@@ -101,6 +104,8 @@ static int parse_args(int argc, char **argv, demo_args *a)
 			a->hand = val[0] == 'r';
 		} else if (strcmp(s, "--paused") == 0) {
 			a->paused = true;
+		} else if (strcmp(s, "--quiet") == 0) {
+			a->quiet = true;
 		} else if (strcmp(s, "--backend") == 0) {
 			if (!val || (strcmp(val, "cpu") != 0 && strcmp(val, "gpu") != 0))
 				return cli_usage_error("demo", "--backend: '%s' is neither cpu nor gpu", val ? val : "");
@@ -248,14 +253,16 @@ static int pick_corner(const st_layout *l, const st_snapshot *s)
 }
 
 /* Steps the paused simulation thread once and waits for the step's snapshot: in lock
- * step the script is deterministic. */
+ * step the script is deterministic.  A step that blew up and was rolled back does not
+ * count as one, so the wait is for the command. */
 static const st_snapshot *step_once(demo *d, int64_t target)
 {
 	st_command c = {.kind = ST_STEP};
 	st_send(demo_sim(d), &c);
+	uint64_t sent = st_sent(demo_sim(d));
 	const st_snapshot *s = demo_snapshot(d);
 	struct timespec nap = {0, 20000};
-	for (int spins = 0; s->steps < target && spins < 2000000; spins++) {
+	for (int spins = 0; s->steps < target && s->commands < sent && spins < 2000000; spins++) {
 		nanosleep(&nap, NULL);
 		s = demo_snapshot(d);
 	}
@@ -348,6 +355,9 @@ static int run_headless(const demo_args *a, bool forced)
 	/* with a device the stylus grabs, not the script */
 	int vertex = have_feed ? -1 : pick_corner(l, s);
 	float start[3] = {0.0f, 0.0f, 0.0f}, pull[3] = {0.0f, 0.0f, 0.0f}, moved = 0.0f;
+	progress prog;
+	progress_start(&prog, "tela", (double)steps * (double)l->dt, a->quiet);
+	bool said_record = false;
 	for (int64_t k = 0; k < steps; k++) {
 		if (have_feed) {
 			/* lock step: every sample due at or before this step's start */
@@ -355,6 +365,11 @@ static int run_headless(const demo_args *a, bool forced)
 			sty_scene_from_layout(l, (const float(*)[4])s->positions, (const float(*)[7])s->obstacle_pose, meshes,
 			                      obstacles, &sc);
 			sty_feed_advance(&feed, (double)k * (double)l->dt, &sc, headless_on_sample, &hs);
+			/* the source goes on without its recording: said once, when it stops */
+			if (!said_record && dev_record_error(feed.source)[0]) {
+				ev_post(EV_ERROR, (double)k * (double)l->dt, NULL, "--record: %s", dev_record_error(feed.source));
+				said_record = true;
+			}
 			float f2 = s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
 			           s->grab_force[2] * s->grab_force[2];
 			if (s->grabbed_vertex >= 0 && sqrtf(f2) > hs.peak_force)
@@ -387,7 +402,9 @@ static int run_headless(const demo_args *a, bool forced)
 			st_send(demo_sim(d), &c);
 		}
 		s = step_once(d, k + 1);
+		progress_update(&prog, s->time);
 	}
+	progress_end(&prog);
 	char out[512];
 	if (a->out)
 		snprintf(out, sizeof out, "%s", a->out);
@@ -398,6 +415,8 @@ static int run_headless(const demo_args *a, bool forced)
 	int w, h;
 	demo_window_size(d, &w, &h);
 	int errors = demo_gl_errors(d);
+	if (a->quiet)
+		goto done;
 	printf("tela: %s, so the demo ran headless (offscreen OpenGL: %s)\n",
 	       forced ? "--headless given" : "no display found", (const char *)glGetString(GL_RENDERER));
 	printf("scene %s: %lld steps (%.3f s simulated) with %s\n", l->scene, (long long)s->steps, s->time,
@@ -412,20 +431,24 @@ static int run_headless(const demo_args *a, bool forced)
 		       dev_describe(feed.source), (unsigned long long)feed.delivered, hs.grabs, hs.releases,
 		       (double)hs.peak_force, feed.pointer.frozen ? "; pointer frozen: " : "",
 		       feed.pointer.frozen ? feed.pointer.reason : "");
-		sty_feed_close(&feed);
-		free(meshes);
-		free(obstacles);
 	}
 	printf("kinetic %.6g J, max strain %.4f, contacts %d, collisions %d%s%s\n", s->stats.kinetic,
 	       (double)s->stats.max_strain, s->stats.contacts, s->stats.collisions, s->message[0] ? "; " : "", s->message);
 	if (errors)
 		printf("OpenGL reported %d errors\n", errors);
+done:
+	if (have_feed) {
+		sty_feed_close(&feed);
+		free(meshes);
+		free(obstacles);
+	}
 	demo_destroy(&d);
 	if (rc != 0) {
 		fprintf(stderr, "tela: %s: %s\n", out, strerror(rc));
 		return EXIT_TELA_IO;
 	}
-	printf("picture: %s (%dx%d)\n", out, w, h);
+	if (!a->quiet)
+		printf("picture: %s (%dx%d)\n", out, w, h);
 	return EXIT_TELA_OK;
 }
 
@@ -438,6 +461,10 @@ int cmd_demo(int argc, char **argv)
 	demo_args a;
 	int rc = parse_args(argc, argv, &a);
 	if (rc != EXIT_TELA_OK)
+		return rc;
+	/* refused before a window opens or a step runs */
+	if ((a.out && (rc = cli_check_output("demo", "--out", a.out, CLI_OUT_FILE))) ||
+	    (a.record && (rc = cli_check_output("demo", "--record", a.record, CLI_OUT_FILE))))
 		return rc;
 	if (a.xr) {
 		xr_options x = {.scene = a.scene, .seconds = a.seconds, .panel = a.panel != 0, .width = (int)a.width,

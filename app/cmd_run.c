@@ -6,6 +6,8 @@
 #include "picture.h"
 #include "task_pool.h"
 #include "gpu_session.h"
+#include "events.h"
+#include "progress.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -117,7 +119,8 @@ static void run_help(void)
 	    "  --wind X,Y,Z        wind velocity, m/s\n"
 	    "  --gravity X,Y,Z     gravity, m/s^2\n"
 	    "  --cg-tolerance E    implicit Euler: relative CG residual (default 1e-4)\n"
-	    "  --quiet             no summary on success\n"
+	    "  --quiet             no summary on success and no progress line (on a terminal,\n"
+	    "                      stderr shows one: simulated time, percent, rate against real time)\n"
 	    "  --check             after every step count intersecting triangle pairs and vertices\n"
 	    "                      inside obstacles; exit 1 if any step had one; adds the stats\n"
 	    "                      columns contacts,collisions,impact_zones,self_contacts,\n"
@@ -278,11 +281,13 @@ static int parse_run_options(int argc, char **argv, run_options *o)
 	return EXIT_TELA_OK;
 }
 
-static int export_meshes(const sim_world *w, const char *dir, scn_mesh_format format, long step)
+static int export_meshes(const sim_world *w, const char *dir, scn_mesh_format format, long step, progress *prog)
 {
 	scn_error err = {0};
 	if (scn_export_frame_as(w, dir, step, format, &err) == SCN_OK)
 		return EXIT_TELA_OK;
+	if (prog)
+		progress_clear(prog);
 	fprintf(stderr, "tela run: %s\n", err.message);
 	return EXIT_TELA_IO;
 }
@@ -406,6 +411,12 @@ int cmd_run(int argc, char **argv)
 	int rc = parse_run_options(argc, argv, &o);
 	if (rc != EXIT_TELA_OK)
 		return rc;
+	/* every output refused before anything runs, so that a bad one costs no run */
+	if ((o.stats_path && (rc = cli_check_output("run", "--stats", o.stats_path, CLI_OUT_FILE))) ||
+	    (o.stl_dir && (rc = cli_check_output("run", "--export-stl", o.stl_dir, CLI_OUT_DIR))) ||
+	    (o.screenshot && (rc = cli_check_output("run", "--screenshot", o.screenshot, CLI_OUT_FILE))) ||
+	    (o.record && (rc = cli_check_output("run", "--record", o.record, CLI_OUT_FILE))))
+		return rc;
 	struct stat st;
 	if (!scn_builtin_text(o.scene) && !strpbrk(o.scene, "/.") && stat(o.scene, &st) != 0)
 		return cli_usage_error("run", "unknown scene '%s' (try 'tela scenes')", o.scene);
@@ -502,7 +513,7 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "tela run: %s: %s\n", o.stl_dir, strerror(err));
 			rc = EXIT_TELA_IO;
 		} else {
-			rc = export_meshes(w, o.stl_dir, o.export_format, 0);
+			rc = export_meshes(w, o.stl_dir, o.export_format, 0, NULL);
 		}
 	}
 
@@ -536,16 +547,20 @@ int cmd_run(int argc, char **argv)
 	if (o.gpu && rc == EXIT_TELA_OK) {
 		char error[4096];
 		if (!gpu_backend_supports(def.integrator))
-			fprintf(stderr, "tela run: --backend gpu: the GPU has no %s integrator; the CPU runs instead\n",
+			ev_post(EV_WARNING, sim_world_time(w), "gpu",
+			        "--backend gpu: the GPU has no %s integrator; the CPU runs instead",
 			        sim_integrator_name(def.integrator));
 		else if (!gpu_session_open(&gpu, error, sizeof error))
-			fprintf(stderr, "tela run: --backend gpu: %s; the CPU runs instead\n", error);
+			ev_post(EV_WARNING, sim_world_time(w), "gpu", "--backend gpu: %.180s; the CPU runs instead", error);
 		else
 			on_gpu = true;
 		if (on_gpu)
 			gpu_backend_set_strain_on_gpu(gpu.backend, o.gpu_strain);
 	}
 
+	progress prog;
+	progress_start(&prog, "tela run", (double)steps * (double)dt, o.quiet);
+	bool said_record = false;
 	int64_t wall0 = cli_now_ns();
 	long done = 0;
 	double max_strain_seen = 0.0;
@@ -558,7 +573,13 @@ int cmd_run(int argc, char **argv)
 			run_surfaces_scene(&surfaces, w, &sc);
 			stylus.t_now = (double)done * (double)dt;
 			sty_feed_advance(&feed, stylus.t_now, &sc, run_on_sample, &stylus);
+			/* the source goes on without its recording: said once, when it stops */
+			if (!said_record && dev_record_error(feed.source)[0]) {
+				ev_post(EV_ERROR, stylus.t_now, NULL, "--record: %s", dev_record_error(feed.source));
+				said_record = true;
+			}
 			if (stylus.failed) {
+				progress_clear(&prog);
 				fprintf(stderr, "tela run: %s: %s\n", o.scene, stylus.message);
 				rc = EXIT_TELA_BLOWUP;
 				break;
@@ -569,15 +590,16 @@ int cmd_run(int argc, char **argv)
 		double us = (double)(cli_now_ns() - t0) * 1e-3;
 		if (r == SIM_ERROR_BLOWUP) {
 			const sim_blowup *b = sim_world_last_blowup(w);
-			fprintf(stderr,
-			        "tela run: %s: step %ld (t = %.6f s) blew up with %s: object '%s' vertex %d: %s = %g; "
-			        "the world was rolled back to its last good state\n",
-			        o.scene, done + 1, sim_world_time(w) + dt, sim_integrator_name(def.integrator),
-			        sim_world_object_name(w, b->object), b->vertex, b->reason, (double)b->value);
+			ev_post(EV_ERROR, sim_world_time(w) + dt, "blow-up",
+			        "%s: step %ld blew up with %s: object '%s' vertex %d: %s = %g; "
+			        "the world was rolled back to its last good state",
+			        o.scene, done + 1, sim_integrator_name(def.integrator), sim_world_object_name(w, b->object),
+			        b->vertex, b->reason, (double)b->value);
 			rc = EXIT_TELA_BLOWUP;
 			break;
 		}
 		if (r != SIM_OK) {
+			progress_clear(&prog);
 			fprintf(stderr, "tela run: %s: %s\n", o.scene,
 			        on_gpu && r == SIM_ERROR_INVALID ? "the GPU step failed (an OpenGL error)" : sim_result_string(r));
 			rc = EXIT_TELA_BLOWUP;
@@ -603,8 +625,10 @@ int cmd_run(int argc, char **argv)
 		if (stats)
 			write_stats_row(stats, done + 1, w, us, o.check ? check : NULL);
 		if (o.stl_dir && (done + 1) % o.every == 0)
-			rc = export_meshes(w, o.stl_dir, o.export_format, done + 1);
+			rc = export_meshes(w, o.stl_dir, o.export_format, done + 1, &prog);
+		progress_update(&prog, sim_world_time(w));
 	}
+	progress_end(&prog);
 	double wall_s = (double)(cli_now_ns() - wall0) * 1e-9;
 	if (stats) {
 		bool bad = ferror(stats) != 0;

@@ -8,6 +8,7 @@
 #include "demo_gpu.h"
 
 #include "device_thread.h"
+#include "events.h"
 #include "gl_window.h"
 #include "panel.h"
 #include "png_io.h"
@@ -124,6 +125,11 @@ struct demo {
 	GLsync frame_fences[FRAMES_IN_FLIGHT];
 	int frame_fence_next;
 	char title[768];
+	/* what went wrong (events.h): shown in the message line, and said on stderr too,
+	 * where it outlasts the line's few seconds */
+	ev_line messages;
+	ev_printer echo;
+	bool said_record; /* the mouse recording's failure is in the queue */
 };
 
 demo_options demo_options_default(void)
@@ -269,6 +275,7 @@ demo *demo_create(const demo_options *options, char *error, int error_size, int 
 	d->depth_max = 2;
 	d->arrow_width = 1.5f;
 	d->files = demo_files_create();
+	ev_printer_init(&d->echo, stderr, "tela");
 	scn_error err = {0};
 	if (scn_load(options->scene, &d->scene, &err) != SCN_OK) {
 		fail(error, error_size, "%s", err.message);
@@ -363,6 +370,7 @@ void demo_destroy(demo **dp)
 	demo *d = dp ? *dp : NULL;
 	if (!d)
 		return;
+	ev_printer_flush(&d->echo);
 	panel_destroy(&d->panel); /* while its GL context is still there */
 	for (int i = 0; i < FRAMES_IN_FLIGHT; i++)
 		if (d->frame_fences[i])
@@ -676,23 +684,25 @@ static bool key(demo *d, SDL_Keycode k)
 	case SDLK_v:
 		d->recording = !d->recording;
 		if (d->recording && mkdir("tela-frames", 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "tela: tela-frames: %s\n", strerror(errno));
+			ev_post(EV_ERROR, d->snapshot->time, NULL, "cannot record frames: tela-frames: %s", strerror(errno));
 			d->recording = false;
+		} else {
+			ev_post(EV_INFO, d->snapshot->time, NULL, "%s",
+			        d->recording ? "recording frames into tela-frames/" : "recording stopped");
 		}
-		fprintf(stderr, "tela: %s\n", d->recording ? "recording frames into tela-frames/" : "recording stopped");
 		break;
 	case SDLK_e: {
 		/* every simulation step's meshes, written by the simulation thread so none is missed */
 		st_command c = {.kind = ST_EXPORT};
 		d->exporting = !d->exporting;
 		if (d->exporting && mkdir("tela-meshes", 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "tela: tela-meshes: %s\n", strerror(errno));
+			ev_post(EV_ERROR, d->snapshot->time, NULL, "cannot export meshes: tela-meshes: %s", strerror(errno));
 			d->exporting = false;
 		}
 		if (d->exporting)
 			snprintf(c.path, sizeof c.path, "tela-meshes");
+		/* the simulation thread says that it exports, or that it stopped */
 		st_send(d->sim, &c);
-		fprintf(stderr, "tela: %s\n", d->exporting ? "exporting every step's meshes into tela-meshes/" : "mesh export stopped");
 		break;
 	}
 	default:
@@ -1046,6 +1056,8 @@ void demo_panel_model(demo *d, panel_model *m)
 	m->arrow_length = d->arrow_length, m->arrow_width = d->arrow_width;
 	m->gpu = d->gpu_on;
 	demo_files_fill_model(d, m);
+	m->messages = &d->messages;
+	m->now_ns = ev_now_ns();
 }
 
 bool demo_apply_panel(demo *d, const panel_model *m)
@@ -1091,7 +1103,7 @@ bool demo_apply_panel(demo *d, const panel_model *m)
 	if (m->scene_changed && m->scene >= 0 && m->scene < scn_builtin_count()) {
 		char error[512];
 		if (!demo_switch_scene(d, scn_builtin_info(m->scene)->name, error, sizeof error))
-			fprintf(stderr, "tela: %s\n", error);
+			ev_post(EV_ERROR, -1.0, NULL, "%s", error);
 	}
 	if (d->sim)
 		demo_files_apply(d, m);
@@ -1320,9 +1332,35 @@ static bool build_panel(demo *d, bool apply)
 	return !apply || demo_apply_panel(d, &m);
 }
 
+/* The events that came since the last frame, into the message line and onto stderr. */
+static void take_events(demo *d)
+{
+	if (d->mouse && !d->said_record && dev_record_error(d->mouse)[0]) {
+		ev_post(EV_ERROR, d->snapshot->time, NULL, "%s", dev_record_error(d->mouse));
+		d->said_record = true;
+	}
+	ev_event batch[16];
+	int n;
+	do {
+		n = ev_drain(batch, 16, NULL);
+		for (int i = 0; i < n; i++) {
+			ev_line_add(&d->messages, &batch[i]);
+			ev_printer_add(&d->echo, &batch[i]);
+		}
+	} while (n == 16);
+	ev_line_expire(&d->messages, ev_now_ns());
+}
+
+const ev_line *demo_messages(demo *d)
+{
+	take_events(d);
+	return &d->messages;
+}
+
 void demo_draw(demo *d)
 {
 	latest(d);
+	take_events(d);
 	/* ImGui sizes an auto-fitting window (the heads-up line) in its first frame and shows
 	 * it from the second: a first picture needs a frame before it */
 	int passes = d->panel && d->panel_frames == 0 ? 2 : 1;
@@ -1373,6 +1411,7 @@ bool demo_frame(demo *d)
 	if (!handle_events(d))
 		return false;
 	latest(d);
+	take_events(d);
 	if (d->device) {
 		/* the device thread feeds the simulation itself; it needs only what the pointer
 		 * meets, and the display its state */
@@ -1404,15 +1443,18 @@ bool demo_frame(demo *d)
 		next_capture_path(path, sizeof path, "tela-screenshot-", &d->screenshot_index);
 		int rc = demo_screenshot(d, path);
 		if (rc)
-			fprintf(stderr, "tela: screenshot %s failed: %s\n", path, strerror(rc));
+			ev_post(EV_ERROR, d->snapshot->time, NULL, "screenshot %s failed: %s", path, strerror(rc));
 		else
-			fprintf(stderr, "tela: saved %s\n", path);
+			ev_post(EV_INFO, d->snapshot->time, NULL, "saved %s", path);
 	}
 	if (d->recording) {
 		char path[64];
 		snprintf(path, sizeof path, "tela-frames/frame%06d.png", d->record_index++);
-		if (demo_screenshot(d, path) != 0)
+		int rc = demo_screenshot(d, path);
+		if (rc != 0) {
+			ev_post(EV_ERROR, d->snapshot->time, "frames", "recording frames stopped: %s: %s", path, strerror(rc));
 			d->recording = false;
+		}
 	}
 	if (d->frames++ % 15 == 0)
 		update_title(d);

@@ -92,6 +92,9 @@ typedef struct dt_status dt_status;
 bool demo_device_status(const demo *d, dt_status *status, char *line, int line_size);
 /* The window title as last set (it is refreshed every 15 frames). */
 const char *demo_title(const demo *d);
+/* The message line (events.h) with the events that came since the last frame taken in:
+ * what the next frame shows at the bottom of the view. */
+const ev_line *demo_messages(demo *d);
 
 /* ---- Head-mounted viewing (issue 8, app/xr.c) ------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 /* The windowed demo's device thread (device_thread.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "device_thread.h"
+#include "events.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,8 @@ struct dt_thread {
 	sty_obstacle *obstacles;
 	bool have_scene;
 	uint64_t scene_serial;
+	double scene_time;  /* simulated, of the copied snapshot: when the events below happen */
+	bool said_record;   /* the recording's failure is in the event queue */
 	dt_status status;
 };
 
@@ -148,10 +151,31 @@ static bool route(dt_thread *t, const dev_sample *s)
 	return true;
 }
 
+/* The source's losses and returns, and a recording that stopped, as events for the
+ * message line (events.h); the status line keeps saying how things are now. */
+static void tell_changes(dt_thread *t, dev_state before, dev_state now)
+{
+	double when = t->have_scene ? t->scene_time : -1.0;
+	bool was_down = before == DEV_DISCONNECTED || before == DEV_FAILED;
+	if (now != before && (now == DEV_DISCONNECTED || now == DEV_FAILED))
+		ev_post(EV_WARNING, when, "device-lost", "device lost: %s", dev_describe(t->source));
+	else if (now == DEV_STREAMING && was_down)
+		ev_post(EV_INFO, when, "device-back", "device back: %s", dev_describe(t->source));
+	else if (now == DEV_ENDED && before != DEV_ENDED)
+		ev_post(EV_INFO, when, "device-ended", "device ended: %s", dev_describe(t->source));
+	const char *rec = dev_record_error(t->source);
+	if (rec[0] && !t->said_record) {
+		ev_post(EV_ERROR, when, NULL, "%s", rec);
+		t->said_record = true;
+	}
+}
+
 static void publish(dt_thread *t)
 {
 	dt_status *s = &t->status;
+	dev_state before = s->state;
 	s->state = dev_get_state(t->source);
+	tell_changes(t, before, s->state);
 	snprintf(s->line, sizeof s->line, "%s", dev_describe(t->source));
 	s->pointer = t->pointer;
 	s->output = t->output;
@@ -247,6 +271,8 @@ dt_thread *dt_start_attached(const sty_feed_options *o, int camera_station, st_t
 	t->output.hover = t->output.grabbed = t->output.released = -1;
 	t->status.sphere_radius = o->stylus.sphere_radius;
 	trk_tracker_update(&t->tracker, NULL, 0, false, now_ns(), &t->pointer);
+	/* how the source starts is the status line's to say; changes from it are events */
+	t->status.state = dev_get_state(t->source);
 	publish(t);
 	atomic_init(&t->quit, false);
 	if (pthread_mutex_init(&t->lock, NULL) != 0) {
@@ -335,6 +361,7 @@ void dt_set_scene(dt_thread *t, const st_snapshot *s)
 		if (s->obstacle_count > 0)
 			memcpy(t->obstacle_pose, s->obstacle_pose, sizeof *t->obstacle_pose * (size_t)s->obstacle_count);
 		t->scene_serial = s->serial;
+		t->scene_time = s->time;
 		t->have_scene = true;
 	}
 	pthread_mutex_unlock(&t->lock);

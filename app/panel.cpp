@@ -24,6 +24,8 @@ struct panel {
 	bool popup_open;    // a combo's list may reach beyond the panel window
 	bool drag_owned;    // the current mouse press began on ImGui
 	float mouse[2];     // wheel events carry no position
+	char messages[EV_LINE_EVENTS][EV_TEXT + 64]; // the message line as last built
+	int message_count;
 };
 
 panel *panel_create(SDL_Window *window, SDL_GLContext context)
@@ -425,6 +427,43 @@ static void files_section(panel_model &m)
 	ImGui::EndDisabled();
 }
 
+// At the bottom of the 3-D view, left of the panel, so that it covers neither the panel
+// nor the heads-up line; newest last, each fading out as it expires.
+static void message_line(panel *p, const panel_model &m, float panel_width)
+{
+	p->message_count = 0;
+	const ev_line *line = m.messages;
+	if (!line || line->count == 0)
+		return;
+	ImVec2 screen = ImGui::GetIO().DisplaySize;
+	float width = screen.x - panel_width - 24.0f;
+	if (width < 120.0f)
+		width = 120.0f;
+	ImGui::SetNextWindowPos(ImVec2(8.0f, screen.y - 8.0f), ImGuiCond_Always, ImVec2(0.0f, 1.0f));
+	ImGui::SetNextWindowSizeConstraints(ImVec2(0.0f, 0.0f), ImVec2(width, screen.y * 0.5f));
+	ImGui::SetNextWindowBgAlpha(0.55f);
+	const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs |
+	                               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+	                               ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
+	if (ImGui::Begin("##messages", nullptr, flags)) {
+		ImGui::PushTextWrapPos(width - 16.0f);
+		for (int i = 0; i < line->count; i++) {
+			const ev_event &e = line->events[i];
+			char *text = p->messages[p->message_count++];
+			ev_format(&e, text, (int)sizeof p->messages[0]);
+			float a = ev_line_alpha(line, i, m.now_ns);
+			ImVec4 color = e.level == EV_ERROR     ? ImVec4(1.0f, 0.45f, 0.4f, a)
+			               : e.level == EV_WARNING ? ImVec4(1.0f, 0.75f, 0.35f, a)
+			                                       : ImVec4(0.9f, 0.93f, 1.0f, a);
+			ImGui::PushStyleColor(ImGuiCol_Text, color);
+			ImGui::TextUnformatted(text);
+			ImGui::PopStyleColor();
+		}
+		ImGui::PopTextWrapPos();
+	}
+	ImGui::End();
+}
+
 static void plots_section(const panel_model &m)
 {
 	const panel_plots &p = *m.plots;
@@ -475,5 +514,11 @@ void panel_build(panel *p, panel_model *model)
 		p->rect_valid = true;
 		ImGui::End();
 	}
+	message_line(p, m, p->rect_valid ? p->rect[2] + 8.0f : 0.0f);
 	p->popup_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+}
+
+const char *panel_message(const panel *p, int i)
+{
+	return p && i >= 0 && i < p->message_count ? p->messages[i] : nullptr;
 }

@@ -6,6 +6,7 @@
 #ifndef TELA_PANEL_H
 #define TELA_PANEL_H
 
+#include "events.h"
 #include "render.h"
 #include "sim_thread.h"
 
@@ -69,6 +70,10 @@ typedef struct panel_model {
 	 * colours while its pointer is frozen */
 	const char *device_line;
 	bool device_frozen;
+	/* the message line at the bottom of the view (NULL: none), faded as of now_ns; shown
+	 * whether or not the panel and the heads-up line are */
+	const ev_line *messages;
+	int64_t now_ns;
 	/* shown and edited in place; the panel sets the matching *_changed flag */
 	int scene;           /* index into scn_builtin_info, -1 when a file was loaded */
 	sim_world_def def;   /* integrator, substeps, gravity, wind, air damping, Provot */
@@ -121,6 +126,9 @@ void panel_render(panel *p);
 /* The panel window's rectangle as last built (x, y, width, height in pixels); false when
  * it was hidden. */
 bool panel_rect(const panel *p, float rect[4]);
+
+/* Line i of the message line as last built, oldest first (NULL past the last). */
+const char *panel_message(const panel *p, int i);
 
 #ifdef __cplusplus
 }

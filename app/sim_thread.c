@@ -9,6 +9,7 @@
 
 #include "sim_thread.h"
 
+#include "events.h"
 #include "grab.h"
 
 #include <math.h>
@@ -87,6 +88,7 @@ struct st_thread {
 	pthread_cond_t room;  /* the queue has room again */
 	st_command queue[QUEUE_SIZE];
 	int queue_head, queue_count;
+	uint64_t sent; /* st_send calls queued so far (under lock) */
 	bool quit;
 
 	pthread_mutex_t pointer_lock;
@@ -472,12 +474,37 @@ const st_snapshot *st_latest(st_thread *t)
 
 /* ---- stepping and commands ------------------------------------------------------------------ */
 
+/* The snapshot's message and an event for the message line (events.h) at simulated time
+ * `when` (negative: the world's now); `key` groups repeats (NULL: the text does). */
+static void tell(st_thread *t, ev_level level, double when, const char *key, const char *fmt, va_list ap)
+{
+	char text[EV_TEXT];
+	vsnprintf(text, sizeof text, fmt, ap);
+	double now = when >= 0.0 ? when : t->world ? sim_world_time(t->world) : 0.0;
+	ev_post(level, now, key, "%s", text);
+	/* what went wrong keeps its time in the snapshot's message too (a headless summary
+	 * prints it); an answer to a command is plain */
+	ev_event e = {.sim_time = level == EV_INFO ? -1.0 : now, .count = 1};
+	snprintf(e.text, sizeof e.text, "%s", text);
+	ev_format(&e, t->message, (int)sizeof t->message);
+}
+
 static void say(st_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(st_thread *t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->message, sizeof t->message, fmt, ap);
+	tell(t, EV_INFO, -1.0, NULL, fmt, ap);
+	va_end(ap);
+}
+
+static void warn(st_thread *t, double when, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void warn(st_thread *t, double when, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tell(t, EV_WARNING, when, key, fmt, ap);
 	va_end(ap);
 }
 
@@ -522,7 +549,8 @@ static sim_result step_world(st_thread *t)
 		}
 		int integ = (int)sim_world_get_def(t->world)->integrator;
 		if (t->stepper_refused != integ)
-			say(t, "the %s cannot step with %s; the CPU steps", sp->name, sim_integrator_name((sim_integrator)integ));
+			warn(t, -1.0, "stepper", "the %s cannot step with %s; the CPU steps", sp->name,
+			     sim_integrator_name((sim_integrator)integ));
 		t->stepper_refused = integ;
 	}
 	return sim_world_step(t->world, t->dt);
@@ -542,7 +570,7 @@ static void set_stepper(st_thread *t, bool on)
 	if (!t->stepper_begun) {
 		char why[200] = "";
 		if (!sp->begin(sp->user, why, sizeof why)) {
-			say(t, "the %s is not available (%.150s); the CPU steps", sp->name, why);
+			warn(t, -1.0, "stepper", "the %s is not available (%.150s); the CPU steps", sp->name, why);
 			return;
 		}
 		t->stepper_begun = true;
@@ -587,13 +615,14 @@ static void do_step(st_thread *t)
 		char value[32] = "";
 		if (isfinite(b->value))
 			snprintf(value, sizeof value, " %.3g", (double)b->value);
-		say(t, "blow-up in '%s' vertex %d (%s%s) at t = %.4f s; recovered", name ? name : "?", b->vertex,
-		    b->reason ? b->reason : "?", value, sim_world_time(t->world));
+		/* at the time of the step that failed, as `tela run` says it */
+		warn(t, sim_world_time(t->world) + (double)t->dt, "blow-up", "blow-up in '%s' vertex %d (%s%s); recovered",
+		     name ? name : "?", b->vertex, b->reason ? b->reason : "?", value);
 		sim_world_recover(t->world, b->object);
 		t->refresh_now = true;
 	} else if (r != SIM_OK) {
 		/* out of memory in the implicit solver: stepping again would fail again */
-		say(t, "step failed (%s) at t = %.4f s; paused", sim_result_string(r), sim_world_time(t->world));
+		warn(t, -1.0, NULL, "step failed (%s); paused", sim_result_string(r));
 		t->paused = true;
 		t->refresh_now = true;
 	}
@@ -602,7 +631,7 @@ static void do_step(st_thread *t)
 		 * step time and, if it is too long, as slow motion */
 		scn_error err = {0};
 		if (scn_export_frame(t->world, t->export_dir, (long)sim_world_step_count(t->world), &err) != SCN_OK) {
-			say(t, "mesh export stopped: %.200s", err.message);
+			warn(t, -1.0, NULL, "mesh export stopped: %.200s", err.message);
 			t->export_dir[0] = '\0';
 		}
 	}
@@ -931,9 +960,18 @@ void st_send(st_thread *t, const st_command *command)
 	if (!t->quit) {
 		t->queue[(t->queue_head + t->queue_count) % QUEUE_SIZE] = *command;
 		t->queue_count++;
+		t->sent++;
 		pthread_cond_signal(&t->wake);
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+uint64_t st_sent(st_thread *t)
+{
+	pthread_mutex_lock(&t->lock);
+	uint64_t n = t->sent;
+	pthread_mutex_unlock(&t->lock);
+	return n;
 }
 
 void st_set_pointer(st_thread *t, const float position[3], const float velocity[3])

@@ -196,6 +196,9 @@ const st_layout *st_get_layout(st_thread *thread);
 
 /* Queues a command; it takes effect before the next step. */
 void st_send(st_thread *thread, const st_command *command);
+/* How many commands st_send has queued so far: the last one has taken effect in a
+ * snapshot whose `commands` has reached this. */
+uint64_t st_sent(st_thread *thread);
 /* The pointer's latest position and velocity (NULL: at rest) in world coordinates; the
  * grabbed vertex is driven toward it.  A grab's target starts at the vertex itself and
  * follows the pointer from the first st_set_pointer after the grab. */

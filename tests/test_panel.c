@@ -2,11 +2,13 @@
  * heads-up line and the debug overlays raise no GL errors; the panel claims the mouse
  * over itself and nowhere else; its edits, turned into commands the way every frame
  * turns them, reach the simulation; H and F1 hide it; a scene chosen in it restarts the
- * demo in the same window. */
+ * demo in the same window; the message line shows events (a blow-up among them). */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
 #include "demo.h"
+
+#include "devices/device.h"
 
 #include <SDL2/SDL.h>
 
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef TELA_TEST_DATA
 #error "TELA_TEST_DATA must name tests/data"
@@ -343,7 +346,135 @@ static void test_debug_views(void)
 	demo_destroy(&d);
 }
 
+/* How many lines of the message line hold `first` (and `second`, unless NULL). */
+static int message_lines_with(const panel *p, const char *first, const char *second)
+{
+	int n = 0;
+	for (int i = 0; panel_message(p, i); i++)
+		if (strstr(panel_message(p, i), first) && (!second || strstr(panel_message(p, i), second)))
+			n++;
+	return n;
+}
+
+/* The message line shows what is posted, with its time, newest last and a repeat
+ * counted; and a blow-up on the simulation thread reaches it on its own. */
+static void test_message_line(void)
+{
+	demo *d = open_demo("hanging", 0.0);
+	REQUIRE(d);
+	panel *p = demo_panel(d);
+	REQUIRE(p);
+	frames(d, 2);
+	ev_post(EV_WARNING, 1.5, "test-a", "first test event");
+	ev_post(EV_INFO, 2.0, "test-b", "second test event");
+	ev_post(EV_INFO, 2.25, "test-b", "second test event");
+	frames(d, 1);
+	int first = -1, second = -1;
+	for (int i = 0; panel_message(p, i); i++) {
+		if (strcmp(panel_message(p, i), "first test event (at t = 1.500 s)") == 0)
+			first = i;
+		if (strcmp(panel_message(p, i), "second test event (at t = 2.250 s; 2 times)") == 0)
+			second = i;
+	}
+	CHECK_MSG(first >= 0 && second == first + 1, "lines %d and %d; line 0: %s", first, second,
+	          panel_message(p, 0) ? panel_message(p, 0) : "(none)");
+	/* still there while the window is drawn again (they fade after seconds, not frames) */
+	frames(d, 3);
+	CHECK(message_lines_with(p, "first test event", NULL) == 1);
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+
+	/* a step far beyond explicit Euler's limit blows up at every step, and is recovered */
+	char path[512];
+	snprintf(path, sizeof path, "%s/tela-test-blowup-%d.ini", test_tmpdir(), (int)getpid());
+	FILE *f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("[scene]\ndescription = blows up\n[world]\ndt = 0.05\nintegrator = euler\n"
+	      "[grid cloth]\nresolution = 10 10\nsize = 1 1\ncorner = -0.5 1.5 0\naxis_u = 1 0 0\naxis_v = 0 0 1\n"
+	      "structural = 100\nshear = 50\nbend = 2\npins = 0 9\n",
+	      f);
+	fclose(f);
+	d = open_demo(path, 0.0);
+	remove(path);
+	REQUIRE(d);
+	p = demo_panel(d);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		demo_frame(d);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (message_lines_with(p, "blow-up in 'cloth' vertex", "times)") == 0 && t.tv_sec - t0.tv_sec < 60);
+	CHECK_MSG(message_lines_with(p, "blow-up in 'cloth' vertex", "; recovered (at t = ") == 1,
+	          "line 0: %s", panel_message(p, 0) ? panel_message(p, 0) : "(none)");
+	CHECK(message_lines_with(p, "blow-up in 'cloth' vertex", "times)") == 1);
+	demo_destroy(&d);
+}
+
+/* Frames until a message line holds `text`, or a minute has passed. */
+static bool frames_until_message(demo *d, const char *text)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		demo_frame(d);
+		if (message_lines_with(demo_panel(d), text, NULL) > 0)
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 60);
+	return false;
+}
+
+/* A device that goes away and comes back says so in the message line (the device
+ * thread's events), from a push source the test drives the way the headset's
+ * controllers are driven. */
+static void test_message_line_device(void)
+{
+	if (!getenv("DISPLAY"))
+		setenv("SDL_VIDEODRIVER", "offscreen", 1);
+	char error[512];
+	dev_source *src = dev_open_push("test", DEV_FRAME_WORLD, error, sizeof error);
+	REQUIRE_MSG(src, "%s", error);
+	demo_options o = demo_options_default();
+	o.scene = "hanging";
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 1000, o.height = 600;
+	o.vsync = false;
+	o.rate_scale = 0.0;
+	o.device = "push:test";
+	o.device_source = src;
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	if (!d) {
+		dev_close(&src);
+		REQUIRE_MSG(d, "%s", error);
+	}
+	dev_sample sample = {.sensor = 1, .position = {0.0f, 2.0f, 0.0f}, .orientation = {0.0f, 0.0f, 0.0f, 1.0f}};
+	CHECK(dev_push(src, &sample));
+	frames(d, 2);
+	dev_push_set_state(src, DEV_DISCONNECTED, "unplugged for the test");
+	CHECK_MSG(frames_until_message(d, "device lost: "), "line 0: %s",
+	          panel_message(demo_panel(d), 0) ? panel_message(demo_panel(d), 0) : "(none)");
+	CHECK(message_lines_with(demo_panel(d), "device lost: ", "unplugged for the test") == 1);
+	/* a push makes the source stream again */
+	CHECK(dev_push(src, &sample));
+	CHECK(frames_until_message(d, "device back: "));
+	/* both shown, newest last */
+	const panel *p = demo_panel(d);
+	int lost = -1, back = -1;
+	for (int i = 0; panel_message(p, i); i++) {
+		if (strstr(panel_message(p, i), "device lost: "))
+			lost = i;
+		if (strstr(panel_message(p, i), "device back: "))
+			back = i;
+	}
+	CHECK_MSG(lost >= 0 && back > lost, "lost at line %d, back at %d", lost, back);
+	demo_destroy(&d);
+	dev_close(&src);
+}
+
 static const test_case tests[] = {
+    TEST(test_message_line),
+    TEST(test_message_line_device),
     TEST(test_debug_views),
     TEST(test_panel_frames_without_gl_errors),
     TEST(test_panel_claims_only_its_own_clicks),

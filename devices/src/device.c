@@ -209,6 +209,11 @@ bool dev_record(dev_source *source, const char *path, char *error, int error_siz
 	return true;
 }
 
+const char *dev_record_error(const dev_source *source)
+{
+	return source ? source->rec_error : "";
+}
+
 void dev_record_bytes(dev_source *source, int64_t t_ns, const uint8_t *bytes, size_t count)
 {
 	if (!source->rec_file || count == 0)

@@ -97,5 +97,8 @@ void dev_push_set_state(dev_source *source, dev_state state, const char *why);
  * "tela-rec 1"), from now until dev_close; false with a message when it cannot.  A push
  * source in the world frame records "world-samples", which replay in the world frame. */
 bool dev_record(dev_source *source, const char *path, char *error, int error_size);
+/* Why the recording stopped early ("recording to FILE stopped: No space left on
+ * device"), or "" while it goes on, or when there is none. */
+const char *dev_record_error(const dev_source *source);
 
 #endif
