@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "gpu_session.h"
 #include "render.h"
+#include "stop.h"
 #include "svg_plot.h"
 
 #include "scenes/scenes.h"
@@ -97,6 +98,8 @@ static int parse_options(int argc, char **argv, gpu_bench_options *o)
 /* One step on either side. */
 static sim_result step(gpu_session *gpu, sim_world *w, float dt)
 {
+	if (stop_requested()) /* a signal: every measurement ends at once, and is not reported */
+		return SIM_ERROR_INVALID;
 	return gpu ? gpu_backend_step(gpu->backend, w, dt) : sim_world_step(w, dt);
 }
 
@@ -196,7 +199,7 @@ static draw_cost measure_draw(gpu_session *gpu, int n, long steps, float dt)
 	double gq = 0, gd = 0, cq = 0, cd = 0;
 	long done = 0;
 	bool ok = true;
-	for (long k = -3; k < steps && ok; k++) { /* 3 warm-up rounds */
+	for (long k = -3; k < steps && ok && !stop_requested(); k++) { /* 3 warm-up rounds */
 		ok = gpu_backend_step(gpu->backend, w, dt) == SIM_OK;
 		wait_all();
 		int64_t t0 = cli_now_ns();
@@ -448,10 +451,12 @@ int bench_gpu(int argc, char **argv)
 	if (o.parts & PART_THROUGHPUT)
 		printf("%-10s %5s %8s %11s %11s %11s %9s %9s %9s\n", "integrator", "n", "vertices", "cpu", "gpu",
 		       "gpu-only", "up-us", "gpu-us", "down-us");
-	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT); s++) {
+	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT) && !stop_requested(); s++) {
 		int n = o.sizes[s];
 		for (int k = 0; k < NI; k++) {
 			throughput t = measure_throughput(gpu, n, (sim_integrator)k, o.steps, dt);
+			if (stop_requested())
+				break;
 			tp[s][k] = t;
 			printf("%-10s %5d %8d %11.1f %11.1f %11.1f %9.1f %9.1f %9.1f\n", sim_integrator_name((sim_integrator)k),
 			       n, n * n, t.cpu, t.gpu, t.resident, t.up_us, t.gpu_us, t.down_us);
@@ -473,6 +478,8 @@ int bench_gpu(int argc, char **argv)
 		sim_integrator integ = (sim_integrator)k;
 		stable[2 * k] = largest_stable(NULL, integ);
 		stable[2 * k + 1] = gpu && gpu_backend_supports(integ) ? largest_stable(gpu, integ) : NAN;
+		if (stop_requested())
+			break;
 		printf("%-10s %11.3g %11.3g\n", sim_integrator_name(integ), stable[2 * k], stable[2 * k + 1]);
 		fflush(stdout);
 		csv_row(csv, "stable_dt", integ, "cpu", "bisection", 16, NAN, stable[2 * k], 0);
@@ -490,6 +497,8 @@ int bench_gpu(int argc, char **argv)
 		for (int v = 0; v < 5; v++)
 			elong[5 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1 || v == 4, v == 4)
 			                                   : NAN;
+		if (stop_requested())
+			break;
 		printf("%-10s %9d %11.4f %11.4f %11.4f %11.4f %11.4f\n", sim_integrator_name(integ),
 		       elongation_substeps(integ), elong[5 * k], elong[5 * k + 1], elong[5 * k + 2], elong[5 * k + 3],
 		       elong[5 * k + 4]);
@@ -510,6 +519,8 @@ int bench_gpu(int argc, char **argv)
 	for (int s = 0; s < o.size_count && (o.parts & PART_DRAW) && gpu; s++) {
 		int n = o.sizes[s];
 		draw_cost c = measure_draw(gpu, n, o.steps, dt);
+		if (stop_requested())
+			break;
 		printf("%5d %8d %11.1f %11.1f %11.1f %11.1f\n", n, n * n, c.gpu_queue_us, c.gpu_done_us, c.cpu_queue_us,
 		       c.cpu_done_us);
 		fflush(stdout);
@@ -518,7 +529,7 @@ int bench_gpu(int argc, char **argv)
 		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "queue", n, dt, c.cpu_queue_us, o.steps);
 		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "done", n, dt, c.cpu_done_us, o.steps);
 	}
-	if (o.svg_prefix)
+	if (o.svg_prefix && !stop_requested())
 		rc = write_plots(&o, renderer, tp, stable, elong);
 	free(tp);
 	if (gpu)
