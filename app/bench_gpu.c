@@ -14,6 +14,7 @@
 #include "gpu_session.h"
 #include "progress.h"
 #include "render.h"
+#include "stop.h"
 #include "svg_plot.h"
 
 #include "scenes/scenes.h"
@@ -104,6 +105,8 @@ static int parse_options(int argc, char **argv, gpu_bench_options *o)
 /* One step on either side. */
 static sim_result step(gpu_session *gpu, sim_world *w, float dt)
 {
+	if (stop_requested()) /* a signal: every measurement ends at once, and is not reported */
+		return SIM_ERROR_INVALID;
 	return gpu ? gpu_backend_step(gpu->backend, w, dt) : sim_world_step(w, dt);
 }
 
@@ -203,7 +206,7 @@ static draw_cost measure_draw(gpu_session *gpu, int n, long steps, float dt)
 	double gq = 0, gd = 0, cq = 0, cd = 0;
 	long done = 0;
 	bool ok = true;
-	for (long k = -3; k < steps && ok; k++) { /* 3 warm-up rounds */
+	for (long k = -3; k < steps && ok && !stop_requested(); k++) { /* 3 warm-up rounds */
 		ok = gpu_backend_step(gpu->backend, w, dt) == SIM_OK;
 		wait_all();
 		int64_t t0 = cli_now_ns();
@@ -476,12 +479,14 @@ int bench_gpu(int argc, char **argv)
 	           ((o.parts & PART_ELONGATION) ? NI : 0), row = 0;
 	char what[64];
 	fflush(stdout);
-	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT); s++) {
+	for (int s = 0; s < o.size_count && (o.parts & PART_THROUGHPUT) && !stop_requested(); s++) {
 		int n = o.sizes[s];
 		for (int k = 0; k < NI; k++) {
 			snprintf(what, sizeof what, "throughput %s n = %d", sim_integrator_name((sim_integrator)k), n);
 			progress_count(&prog, row++, rows, what);
 			throughput t = measure_throughput(gpu, n, (sim_integrator)k, o.steps, dt);
+			if (stop_requested())
+				break;
 			tp[s][k] = t;
 			progress_clear(&prog);
 			printf("%-10s %5d %8d", sim_integrator_name((sim_integrator)k), n, n * n);
@@ -509,6 +514,8 @@ int bench_gpu(int argc, char **argv)
 		progress_count(&prog, row++, rows, what);
 		stable[2 * k] = largest_stable(NULL, integ);
 		stable[2 * k + 1] = gpu && gpu_backend_supports(integ) ? largest_stable(gpu, integ) : NAN;
+		if (stop_requested())
+			break;
 		progress_clear(&prog);
 		printf("%-10s", sim_integrator_name(integ));
 		cell(" %*.3g", 11, stable[2 * k]);
@@ -532,6 +539,8 @@ int bench_gpu(int argc, char **argv)
 		for (int v = 0; v < 5; v++)
 			elong[5 * k + v] = v < 2 || on_gpu ? peak_strain(v < 2 ? NULL : gpu, integ, v % 2 == 1 || v == 4, v == 4)
 			                                   : NAN;
+		if (stop_requested())
+			break;
 		progress_clear(&prog);
 		printf("%-10s %9d", sim_integrator_name(integ), elongation_substeps(integ));
 		for (int v = 0; v < 5; v++)
@@ -555,6 +564,8 @@ int bench_gpu(int argc, char **argv)
 	for (int s = 0; s < o.size_count && (o.parts & PART_DRAW) && gpu; s++) {
 		int n = o.sizes[s];
 		draw_cost c = measure_draw(gpu, n, o.steps, dt);
+		if (stop_requested())
+			break;
 		printf("%5d %8d %11.1f %11.1f %11.1f %11.1f\n", n, n * n, c.gpu_queue_us, c.gpu_done_us, c.cpu_queue_us,
 		       c.cpu_done_us);
 		fflush(stdout);
@@ -563,7 +574,7 @@ int bench_gpu(int argc, char **argv)
 		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "queue", n, dt, c.cpu_queue_us, o.steps);
 		csv_row(csv, "draw_us", SIM_SYMPLECTIC, "cpu", "done", n, dt, c.cpu_done_us, o.steps);
 	}
-	if (o.svg_prefix)
+	if (o.svg_prefix && !stop_requested())
 		rc = write_plots(&o, renderer, tp, stable, elong);
 	free(tp);
 	if (gpu)

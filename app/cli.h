@@ -14,6 +14,8 @@ enum {
 	EXIT_TELA_INPUT = 3,    /* an input file (scene, mesh, constraints) is missing or malformed */
 	EXIT_TELA_DISPLAY = 4,  /* no OpenGL 4.3 context, not even offscreen */
 	EXIT_TELA_XR = 5,       /* --xr: no OpenXR runtime or headset, or the runtime failed or lost the session */
+	EXIT_TELA_STALL = 6,    /* the simulation made no progress for STOP_STALL_SECONDS (stop.h) */
+	/* a run ended by SIGINT or SIGTERM returns 128 + the signal: 130, 143 (stop.h) */
 };
 
 int64_t cli_now_ns(void);

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "device_thread.h"
 #include "progress.h"
+#include "stop.h"
 #include "bench_gpu.h"
 #include "stylus_feed.h"
 #include "task_pool.h"
@@ -91,7 +92,7 @@ static bench_row time_world(sim_world *w, float dt, double min_seconds)
 	double cg = 0.0, forces_us = 0.0, solve_us = 0.0, check_us = 0.0;
 	/* The step and the statistics (energies and strains, computed when read) are timed
 	 * apart: a real-time loop steps every time and reads statistics only to show them. */
-	while (steps < 10 || stepping + measuring < limit) {
+	while ((steps < 10 || stepping + measuring < limit) && !stop_requested()) {
 		int64_t t0 = cli_now_ns();
 		sim_result r = sim_world_step(w, dt);
 		int64_t t1 = cli_now_ns();
@@ -252,7 +253,7 @@ static int bench_integrators(int argc, char **argv)
 	progress_start(&prog, "tela bench", 0.0, o.quiet);
 	prog.label = "integrators";
 	int cases = size_count * SIM_INTEGRATOR_COUNT + 1;
-	for (int s = 0; s < size_count; s++) {
+	for (int s = 0; s < size_count && !stop_requested(); s++) {
 		for (int k = 0; k < SIM_INTEGRATOR_COUNT; k++) {
 			char what[64];
 			snprintf(what, sizeof what, "%s n = %d", sim_integrator_name((sim_integrator)k), sizes[s]);
@@ -264,6 +265,10 @@ static int bench_integrators(int argc, char **argv)
 			}
 			bench_row r = time_world(w, (float)dt, seconds);
 			progress_clear(&prog);
+			if (stop_requested()) { /* a row cut short is not a measurement */
+				sim_world_destroy(&w);
+				break;
+			}
 			printf("%-10s %5d %8d %10.1f %14.2f %10.2f %10.2f %9.2f %9.2f %8.1f%s\n",
 			       sim_integrator_name((sim_integrator)k), sizes[s], sim_world_vertex_count(w), r.us_per_step,
 			       r.ns_per_vertex_step, r.forces_ns, r.integrator_ns, r.check_ns, r.stats_ns, r.cg_iterations,
@@ -280,11 +285,17 @@ static int bench_integrators(int argc, char **argv)
 	progress_count(&prog, cases - 1, cases, "implicit target");
 	/* The implicit target: a stiff 1 m, 64 x 64 cloth (500 N/m structural springs) at the
 	 * 240 Hz step where explicit schemes fail, CG tolerance 1e-4. */
-	sim_world *w = bench_cloth(64, 1.0f / 63.0f, 500.0f, SIM_IMPLICIT, 1e-4f, true);
-	if (!w)
+	sim_world *w = stop_requested() ? NULL : bench_cloth(64, 1.0f / 63.0f, 500.0f, SIM_IMPLICIT, 1e-4f, true);
+	if (!w && !stop_requested())
 		return EXIT_TELA_IO;
-	bench_row r = time_world(w, 1.0f / 240.0f, seconds);
+	bench_row r = w ? time_world(w, 1.0f / 240.0f, seconds) : (bench_row){0};
 	progress_end(&prog);
+	if (stop_requested()) { /* main.c says so and gives the exit code */
+		sim_world_destroy(&w);
+		if (csv && fclose(csv) != 0)
+			fprintf(stderr, "tela bench: %s: write failed\n", o.csv_path);
+		return EXIT_TELA_OK;
+	}
 	printf("implicit target: 64x64 stiff cloth, dt 1/240, CG tolerance 1e-4: %.3f ms/step, %.1f CG iterations%s\n",
 	       r.us_per_step * 1e-3, r.cg_iterations, r.blew_up ? " (blew up)" : "");
 	if (csv)
@@ -392,7 +403,7 @@ static int time_collisions(const char *name, sim_world *w, float dt, int n, cons
 	progress prog;
 	progress_start(&prog, "tela bench", (double)n * (double)dt, bench_quiet);
 	prog.label = name;
-	for (; done < n; done++) {
+	for (; done < n && !stop_requested(); done++) {
 		progress_update(&prog, (double)done * (double)dt);
 		int64_t t0 = bench_now();
 		sim_result r = sim_world_step(w, dt);
@@ -538,7 +549,7 @@ static int bench_drapes(double seconds, int drops, const bench_files *files, tas
 	time_pool tp = {.all = malloc(sizeof(double) * (size_t)frames * (size_t)drops),
 	                .touching = malloc(sizeof(double) * (size_t)frames * (size_t)drops)};
 	int rc = tp.all && tp.touching ? EXIT_TELA_OK : EXIT_TELA_IO;
-	for (int k = 0; k < drops && rc == EXIT_TELA_OK; k++) {
+	for (int k = 0; k < drops && rc == EXIT_TELA_OK && !stop_requested(); k++) {
 		char name[64];
 		snprintf(name, sizeof name, "sphere 129x129 implicit drop %d (+%.1f mm)", k, (double)(k * DROP_STEP_M) * 1e3);
 		rc = bench_drape(seconds, (float)k * DROP_STEP_M, name, files, pool, &tp);
@@ -605,7 +616,7 @@ static int bench_collisions(int argc, char **argv)
 		              &files.steps);
 	if (rc == EXIT_TELA_OK && pile)
 		rc = bench_pile(seconds, &files, pool);
-	if (drape && rc == EXIT_TELA_OK)
+	if (drape && rc == EXIT_TELA_OK && !stop_requested())
 		rc = bench_drapes(seconds, o.drops, &files, pool);
 	task_pool_destroy(&pool);
 	if (files.csv && fclose(files.csv) != 0 && rc == EXIT_TELA_OK)
@@ -669,7 +680,7 @@ static bool latency_lockstep(const char *replay, const scn_scene *scene, double 
 	size_t cap = (size_t)(seconds * rate) + 1024, n = 0;
 	double *lat = malloc(cap * sizeof *lat);
 	latency_batch batch;
-	for (long k = 0; k < steps && lat; k++) {
+	for (long k = 0; k < steps && lat && !stop_requested(); k++) {
 		batch.count = 0;
 		sty_feed_advance(&feed, (double)k * (double)dt, NULL, latency_on_sample, &batch);
 		int64_t now = cli_now_ns();
@@ -716,13 +727,13 @@ static bool latency_window(const char *replay, const scn_scene *scene, double se
 		nanosleep(&frame, NULL);
 		dt_set_scene(dev, st_latest(sim));
 		dt_get_status(dev, &status);
-	} while (status.state != DEV_ENDED && cli_now_ns() < limit);
+	} while (status.state != DEV_ENDED && cli_now_ns() < limit && !stop_requested());
 	/* until the step after the last sample has run (a slow machine's simulation thread
 	 * may be running behind in slow motion), at most a second */
 	size_t cap = (size_t)status.samples + 16;
 	double *lat = malloc(cap * sizeof *lat);
 	*count = 0;
-	for (int wait = 0; lat && wait < 100; wait++) {
+	for (int wait = 0; lat && wait < 100 && !stop_requested(); wait++) {
 		*count = st_latencies(sim, lat, cap, lost);
 		if (*count + *lost >= status.samples)
 			break;
@@ -735,7 +746,7 @@ static bool latency_window(const char *replay, const scn_scene *scene, double se
 	dt_stop(&dev);
 	st_stop(&sim);
 	*out = lat;
-	if (status.state != DEV_ENDED)
+	if (status.state != DEV_ENDED && !stop_requested())
 		fprintf(stderr, "tela bench: latency: the replay did not end within %.0f s\n", seconds + 5.0);
 	return lat != NULL && status.state == DEV_ENDED;
 }
@@ -785,7 +796,7 @@ static int bench_latency(int argc, char **argv)
 		return EXIT_TELA_IO;
 	}
 	dev_sample scratch[256];
-	while (dev_poll(src, scratch, 256, 0) >= 0) {
+	while (dev_poll(src, scratch, 256, 0) >= 0 && !stop_requested()) {
 	}
 	dev_close(&src);
 
@@ -808,21 +819,22 @@ static int bench_latency(int argc, char **argv)
 	double *lat = NULL;
 	size_t n = 0;
 	uint64_t lost = 0;
-	if (lockstep) {
+	/* stopped by a signal: no figures from a cut-short replay (main.c gives the exit code) */
+	if (lockstep && !stop_requested()) {
 		if (!latency_lockstep(replay, scene, seconds, rate, &lat, &n) || n == 0) {
 			fprintf(stderr, "tela bench: latency: no samples were delivered in lock step\n");
 			rc = EXIT_TELA_IO;
-		} else {
+		} else if (!stop_requested()) {
 			report_latency("lockstep", lat, n, 0, dt);
 		}
 		free(lat);
 		lat = NULL;
 	}
-	if (window) {
+	if (window && !stop_requested()) {
 		if (!latency_window(replay, scene, seconds, &lat, &n, &lost) || n == 0) {
 			fprintf(stderr, "tela bench: latency: no samples were timed on the window's path\n");
 			rc = EXIT_TELA_IO;
-		} else {
+		} else if (!stop_requested()) {
 			report_latency("window", lat, n, lost, dt);
 		}
 		free(lat);

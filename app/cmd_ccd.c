@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "cmd_ccd.h"
+#include "stop.h"
 
 #include "sim/sim_geom.h"
 
@@ -406,7 +407,7 @@ static int walk(const char *path, int depth, bench_totals *tot)
 	closedir(dir);
 	if (rc == 0 && count > 1)
 		qsort(names, count, sizeof *names, compare_names);
-	for (size_t i = 0; i < count && rc == 0; i++) {
+	for (size_t i = 0; i < count && rc == 0 && !stop_requested(); i++) {
 		char *child = join_path(path, names[i]);
 		struct stat st;
 		if (!child) {
@@ -463,6 +464,9 @@ int cmd_ccd(int argc, char **argv)
 		}
 		if (rc != 0)
 			return rc;
+		/* a signal: no totals of the queries read so far (main.c gives the exit code) */
+		if (stop_requested())
+			return CCD_EXIT_OK;
 		/* An empty or mistyped folder must not pass as "no false negatives". */
 		if (tot.files == files_before) {
 			fprintf(stderr, "%s: no *.csv query files found\n", path);

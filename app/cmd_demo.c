@@ -6,6 +6,7 @@
 #include "demo.h"
 #include "device_thread.h"
 #include "progress.h"
+#include "stop.h"
 #include "stylus_feed.h"
 #include "xr.h"
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct demo_args {
 	const char *scene;
@@ -209,9 +211,26 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 	}
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (demo_frame(d))
+	/* The simulation thread publishes after every step it makes: a running one that has
+	 * not published for long is stuck in a step, and could not be joined.  (Checked here,
+	 * between frames, so that a window whose frames the system holds back is not taken
+	 * for a stuck simulation.) */
+	uint64_t serial = 0;
+	struct timespec since = t0;
+	while (demo_frame(d)) {
+		const st_snapshot *s = demo_drawn_snapshot(d);
+		if (!s || s->paused || s->serial != serial) {
+			serial = s ? s->serial : 0;
+			clock_gettime(CLOCK_MONOTONIC, &since);
+		} else if (seconds_since(&since) >= STOP_STALL_SECONDS) {
+			fflush(stdout);
+			fprintf(stderr, "tela: the simulation made no progress for %.0f s (stuck after %lld steps); giving up\n",
+			        STOP_STALL_SECONDS, (long long)s->steps);
+			_exit(EXIT_TELA_STALL);
+		}
 		if (a->seconds > 0.0 && seconds_since(&t0) >= a->seconds)
 			break;
+	}
 	dt_status ds;
 	char line[512];
 	if (demo_device_status(d, &ds, line, sizeof line))
@@ -226,75 +245,54 @@ static int run_windowed(const demo_args *a, bool *fall_back)
 
 /* ---- the headless run ----------------------------------------------------------------------------- */
 
-/* The free vertex of the first cloth farthest from its centre: a corner, usually, and
- * the most visible one to pull. */
-static int pick_corner(const st_layout *l, const st_snapshot *s)
-{
-	if (l->object_count == 0)
-		return -1;
-	const st_object *o = &l->objects[0];
-	double c[3] = {0.0, 0.0, 0.0};
-	for (int i = 0; i < o->vertex_count; i++)
-		for (int k = 0; k < 3; k++)
-			c[k] += s->positions[o->first_vertex + i][k] / o->vertex_count;
-	int best = -1;
-	double best_d = -1.0;
-	for (int i = 0; i < o->vertex_count; i++) {
-		const float *p = s->positions[o->first_vertex + i];
-		if (p[3] == 0.0f)
-			continue; /* pinned or scripted: it cannot be pulled */
-		double d = 0.0;
-		for (int k = 0; k < 3; k++)
-			d += (p[k] - c[k]) * (p[k] - c[k]);
-		if (d > best_d + 1e-12)
-			best = o->first_vertex + i, best_d = d;
-	}
-	return best;
-}
-
-/* Steps the paused simulation thread once and waits for the step's snapshot: in lock
- * step the script is deterministic.  A step that blew up and was rolled back does not
- * count as one, so the wait is for the command. */
-static const st_snapshot *step_once(demo *d, int64_t target)
-{
-	st_command c = {.kind = ST_STEP};
-	st_send(demo_sim(d), &c);
-	uint64_t sent = st_sent(demo_sim(d));
-	const st_snapshot *s = demo_snapshot(d);
-	struct timespec nap = {0, 20000};
-	for (int spins = 0; s->steps < target && s->commands < sent && spins < 2000000; spins++) {
-		nanosleep(&nap, NULL);
-		s = demo_snapshot(d);
-	}
-	return s;
-}
-
-/* The headless run's stylus: its decisions become the simulation thread's commands. */
+/* The headless run's commands to the simulation thread, counted: the run waits for each
+ * step until the thread has handled everything sent (st_snapshot.commands). */
 typedef struct headless_stylus {
 	demo *d;
+	uint64_t sent;
 	int grabs, releases;
 	float peak_force;
 } headless_stylus;
+
+static void headless_send(headless_stylus *h, st_command_kind kind, int vertex)
+{
+	st_command c = {.kind = kind, .vertex = vertex};
+	st_send(demo_sim(h->d), &c);
+	h->sent++;
+}
+
+/* Steps the paused simulation thread once and waits for the step's snapshot: in lock
+ * step the script is deterministic.  It waits for the command to be handled, not for the
+ * step count, which a blow-up's rollback leaves behind; a signal ends the wait, and the
+ * watchdog (stop.h) a thread that never answers. */
+static const st_snapshot *step_once(headless_stylus *h)
+{
+	headless_send(h, ST_STEP, -1);
+	const st_snapshot *s = demo_snapshot(h->d);
+	struct timespec nap = {0, 20000};
+	while (s->commands < h->sent && !stop_requested()) {
+		nanosleep(&nap, NULL);
+		s = demo_snapshot(h->d);
+	}
+	return s;
+}
 
 static void headless_on_sample(void *context, const dev_sample *sample, const trk_pointer *pointer,
                                const sty_output *out)
 {
 	(void)sample, (void)pointer;
 	headless_stylus *h = context;
-	st_thread *sim = demo_sim(h->d);
 	if (out->release) {
-		st_command c = {.kind = ST_RELEASE};
-		st_send(sim, &c);
+		headless_send(h, ST_RELEASE, -1);
 		h->releases++;
 	}
 	if (out->grab) {
-		st_command c = {.kind = ST_GRAB, .vertex = out->grabbed};
-		st_send(sim, &c);
+		headless_send(h, ST_GRAB, out->grabbed);
 		h->grabs++;
 	}
 	demo_set_pointer(h->d, out->drawn);
 	if (out->grabbed >= 0)
-		st_set_pointer(sim, out->target, out->target_velocity);
+		st_set_pointer(demo_sim(h->d), out->target, out->target_velocity);
 }
 
 static float smoothstep(float u) { return u <= 0.0f ? 0.0f : u >= 1.0f ? 1.0f : u * u * (3.0f - 2.0f * u); }
@@ -353,12 +351,15 @@ static int run_headless(const demo_args *a, bool forced)
 		have_feed = true;
 	}
 	/* with a device the stylus grabs, not the script */
-	int vertex = have_feed ? -1 : pick_corner(l, s);
+	int vertex = have_feed ? -1 : st_pick_free_corner(l, s->positions);
 	float start[3] = {0.0f, 0.0f, 0.0f}, pull[3] = {0.0f, 0.0f, 0.0f}, moved = 0.0f;
 	progress prog;
 	progress_start(&prog, "tela", (double)steps * (double)l->dt, a->quiet);
 	bool said_record = false;
-	for (int64_t k = 0; k < steps; k++) {
+	bool grabbed = false, released = false;
+	bool watched = stop_watch_start("demo --headless", NULL);
+	for (int64_t k = 0; k < steps && !stop_requested(); k++) {
+		stop_watch_progress(k);
 		if (have_feed) {
 			/* lock step: every sample due at or before this step's start */
 			sty_scene sc;
@@ -386,8 +387,8 @@ static int run_headless(const demo_args *a, bool forced)
 			pull[1] = 0.26f;
 			pull[2] = hl > 0.0f ? 0.15f * h[2] / hl : 0.0f;
 			demo_set_pointer(d, start);
-			st_command c = {.kind = ST_GRAB, .vertex = vertex};
-			st_send(demo_sim(d), &c);
+			headless_send(&hs, ST_GRAB, vertex);
+			grabbed = true;
 		}
 		if (vertex >= 0 && k >= grab_at && k < release_at) {
 			float u = smoothstep((float)(k - grab_at) / (float)(pull_steps > 0 ? pull_steps : 1));
@@ -398,20 +399,27 @@ static int run_headless(const demo_args *a, bool forced)
 			const float *p = s->positions[vertex];
 			float dx = p[0] - start[0], dy = p[1] - start[1], dz = p[2] - start[2];
 			moved = sqrtf(dx * dx + dy * dy + dz * dz);
-			st_command c = {.kind = ST_RELEASE};
-			st_send(demo_sim(d), &c);
+			headless_send(&hs, ST_RELEASE, -1);
+			released = true;
 		}
-		s = step_once(d, k + 1);
+		s = step_once(&hs);
 		progress_update(&prog, s->time);
 	}
 	progress_end(&prog);
+	if (watched)
+		stop_watch_end();
 	char out[512];
 	if (a->out)
 		snprintf(out, sizeof out, "%s", a->out);
 	else
 		snprintf(out, sizeof out, "tela-%s.png", l->scene);
-	demo_draw(d);
-	int rc = demo_screenshot(d, out);
+	/* stopped by a signal: no picture of a script cut short, and none half-written */
+	bool stopped = stop_requested();
+	int rc = 0;
+	if (!stopped) {
+		demo_draw(d);
+		rc = demo_screenshot(d, out);
+	}
 	int w, h;
 	demo_window_size(d, &w, &h);
 	int errors = demo_gl_errors(d);
@@ -421,11 +429,14 @@ static int run_headless(const demo_args *a, bool forced)
 	       forced ? "--headless given" : "no display found", (const char *)glGetString(GL_RENDERER));
 	printf("scene %s: %lld steps (%.3f s simulated) with %s\n", l->scene, (long long)s->steps, s->time,
 	       sim_integrator_name(s->def.integrator));
-	if (vertex >= 0)
+	if (released)
 		printf("scripted grab: vertex %d grabbed at %.2f s, pointer pulled %.2f m, the vertex followed %.3f m, "
 		       "released at %.2f s\n",
 		       vertex, (double)grab_at * l->dt, (double)sqrtf(pull[0] * pull[0] + pull[1] * pull[1] + pull[2] * pull[2]),
 		       (double)moved, (double)release_at * l->dt);
+	else if (grabbed)
+		printf("scripted grab: vertex %d grabbed at %.2f s, still held when stopped\n", vertex,
+		       (double)grab_at * l->dt);
 	if (have_feed) {
 		printf("stylus: %s: %llu samples, %d grabs, %d releases, peak coupling force %.3f N%s%s\n",
 		       dev_describe(feed.source), (unsigned long long)feed.delivered, hs.grabs, hs.releases,
@@ -446,6 +457,10 @@ done:
 	if (rc != 0) {
 		fprintf(stderr, "tela: %s: %s\n", out, strerror(rc));
 		return EXIT_TELA_IO;
+	}
+	if (stopped) {
+		printf("picture: none, stopped by %s\n", stop_signal_name());
+		return stop_exit_code();
 	}
 	if (!a->quiet)
 		printf("picture: %s (%dx%d)\n", out, w, h);

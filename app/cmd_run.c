@@ -4,6 +4,7 @@
 #include "grab.h"
 #include "stylus_feed.h"
 #include "picture.h"
+#include "stop.h"
 #include "task_pool.h"
 #include "gpu_session.h"
 #include "events.h"
@@ -566,7 +567,16 @@ int cmd_run(int argc, char **argv)
 	double max_strain_seen = 0.0;
 	long contacts = 0, collisions = 0, zones = 0, self = 0, bad_steps = 0, first_bad = -1;
 	int worst[2] = {0, 0};
+	bool watched = stop_watch_start("run", stats);
 	for (; done < steps && rc == EXIT_TELA_OK; done++) {
+		stop_watch_progress(done);
+		if (stop_requested()) {
+			/* every row written so far is whole: the file is closed below */
+			fprintf(stderr, "tela run: %s: stopped by %s after %ld steps (t = %.6f s)\n", o.scene,
+			        stop_signal_name(), done, sim_world_time(w));
+			rc = stop_exit_code();
+			break;
+		}
 		if (have_feed) {
 			/* every sample due at or before the time this step starts from */
 			sty_scene sc;
@@ -629,6 +639,8 @@ int cmd_run(int argc, char **argv)
 		progress_update(&prog, sim_world_time(w));
 	}
 	progress_end(&prog);
+	if (watched)
+		stop_watch_end();
 	double wall_s = (double)(cli_now_ns() - wall0) * 1e-9;
 	if (stats) {
 		bool bad = ferror(stats) != 0;

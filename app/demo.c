@@ -12,6 +12,7 @@
 #include "gl_window.h"
 #include "panel.h"
 #include "png_io.h"
+#include "stop.h"
 
 #include <GL/glew.h>
 #include <SDL2/SDL.h>
@@ -716,7 +717,7 @@ static bool key(demo *d, SDL_Keycode k)
 static bool handle_events(demo *d)
 {
 	SDL_Event e;
-	bool go_on = true;
+	bool go_on = !stop_requested(); /* SIGINT, SIGTERM: as if the window were closed */
 	while (SDL_PollEvent(&e)) {
 		/* what the panel claims (a press on it, a drag that began on it, typing into it)
 		 * must not also orbit, grab or act as a key */
@@ -1481,6 +1482,7 @@ const st_snapshot *demo_snapshot(demo *d)
 	latest(d);
 	return d->snapshot;
 }
+const st_snapshot *demo_drawn_snapshot(const demo *d) { return d->snapshot; }
 cam_orbit *demo_camera(demo *d) { return &d->camera; }
 panel *demo_panel(demo *d) { return d->panel; }
 int demo_gl_errors(const demo *d) { return d->gl_errors_before + rd_gl_error_count(d->renderer); }

@@ -76,6 +76,8 @@ bool demo_apply_panel(demo *d, const panel_model *model);
 /* For scripted use (the headless run and the tests). */
 st_thread *demo_sim(demo *d);
 const st_snapshot *demo_snapshot(demo *d);
+/* The snapshot the last frame drew, without fetching a newer one (NULL before the first). */
+const st_snapshot *demo_drawn_snapshot(const demo *d);
 cam_orbit *demo_camera(demo *d);
 void demo_window_size(const demo *d, int *width, int *height);
 /* Pixel (origin top-left) where a world point appears. */

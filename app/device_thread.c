@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "device_thread.h"
 #include "events.h"
+#include "stop.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -70,7 +71,7 @@ static bool pace(dt_thread *t, int64_t sample_ns)
 		return true;
 	}
 	int64_t due = sample_ns + t->offset_ns;
-	while (!atomic_load(&t->quit)) {
+	while (!atomic_load(&t->quit) && !stop_requested()) {
 		int64_t left = due - now_ns();
 		if (left <= 0)
 			return true;
@@ -186,7 +187,9 @@ static void *run(void *arg)
 {
 	dt_thread *t = arg;
 	dev_sample samples[BATCH];
-	while (!atomic_load(&t->quit)) {
+	/* a signal: no more samples, so the run ends with the grab where it stands; dt_stop
+	 * still joins the thread and closes the source (and its recording) */
+	while (!atomic_load(&t->quit) && !stop_requested()) {
 		if (t->waits) {
 			/* The window, the renderer and the simulation start after the source opens,
 			 * which can take longer than a script's approach (a second, on a loaded

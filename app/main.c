@@ -2,13 +2,17 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "cmd_ccd.h"
+#include "stop.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 void cli_print_help(void)
 {
@@ -51,6 +55,12 @@ void cli_print_help(void)
 	    "  4  no OpenGL 4.3 context could be made, not even offscreen (the demo only)\n"
 	    "  5  --xr: no OpenXR runtime is installed (or XR_RUNTIME_JSON points nowhere), the\n"
 	    "     runtime could not start or sees no headset, or the session was lost\n"
+	    "  6  the simulation made no progress for 30 s (a step that never ended); the run\n"
+	    "     was given up, with what it had written so far\n"
+	    "  130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: every mode stops within a second,\n"
+	    "     its files whole (CSV rows, recordings, meshes, pictures: none half-written); the\n"
+	    "     headless demo then writes no picture; a second signal (0.25 s or more after\n"
+	    "     the first) ends it at once\n"
 	    "SCENE is a built-in name (tela scenes), a scene file (docs/scene-format.md) or a seed\n"
 	    "simulator folder (one holding world_parameters/ and bodies/).\n");
 }
@@ -82,9 +92,60 @@ static bool is_command(const char *name)
 	return false;
 }
 
+/* Only records the signal: the loops poll it (stop.h).  A second one means "now", unless
+ * it comes within a quarter second of the first: a terminal's Ctrl-C reaches the whole
+ * process group, and a wrapper (timeout, a shell) that forwards it delivers it twice. */
+static struct timespec first_signal;
+
+static void on_stop_signal(int sig)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+	if (!stop_signal) {
+		first_signal = now;
+		stop_signal = sig;
+		return;
+	}
+	double since = (double)(now.tv_sec - first_signal.tv_sec) + 1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec);
+	if (since >= 0.25)
+		_exit(128 + sig);
+}
+
+static void install_stop_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	/* one handler at a time: a SIGTERM does not interrupt the SIGINT's */
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	/* restarted calls: no library's blocking call fails with EINTR because of a signal */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
 	sim_set_clock(cli_now_ns);
+	/* before SDL starts: it installs its own handlers only where it finds the default */
+	install_stop_handlers();
+	int rc = dispatch(argc, argv);
+	if (stop_requested() && rc != stop_exit_code()) {
+		/* a command that ended before it looked (or has nothing to look at) still ends as
+		 * stopped: its files are whole, as the handler interrupts no write */
+		fflush(stdout);
+		fprintf(stderr, "tela: stopped by %s\n", stop_signal_name());
+		rc = stop_exit_code();
+	}
+	return rc;
+}
+
+static int dispatch(int argc, char **argv)
+{
 	if (argc < 2)
 		return cmd_demo(0, argv + 1);
 	if (strcmp(argv[1], "help") == 0 && argc == 3) {

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "grab.h"
+#include "stop.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -146,6 +147,7 @@ static void free_layout(st_layout *l)
 	}
 	free(l->objects);
 	free(l->obstacles);
+	free(l->driven);
 	memset(l, 0, sizeof *l);
 }
 
@@ -169,6 +171,11 @@ static bool build_layout(st_layout *l, const scn_scene *scene, const sim_world *
 	l->dt = info->dt;
 	l->vertex_count = sim_world_vertex_count(w);
 	scn_scene_view(scene, l->camera_position, l->camera_target, &l->camera_fov);
+
+	l->driven = malloc((size_t)(l->vertex_count > 0 ? l->vertex_count : 1));
+	if (!l->driven)
+		return false;
+	sim_world_driven_vertices(w, l->driven);
 
 	bool ok = true;
 	int objects = sim_world_object_count(w);
@@ -244,6 +251,33 @@ bool st_layout_build(st_layout *l, const scn_scene *scene, const sim_world *w)
 }
 
 void st_layout_free(st_layout *l) { free_layout(l); }
+
+int st_pick_free_corner(const st_layout *l, const vec4 *positions)
+{
+	for (int ob = 0; ob < l->object_count; ob++) {
+		const st_object *o = &l->objects[ob];
+		double c[3] = {0.0, 0.0, 0.0};
+		for (int i = 0; i < o->vertex_count; i++)
+			for (int k = 0; k < 3; k++)
+				c[k] += positions[o->first_vertex + i][k] / o->vertex_count;
+		int best = -1;
+		double best_d = -1.0;
+		for (int i = o->first_vertex; i < o->first_vertex + o->vertex_count; i++) {
+			/* w alone is not enough: before the first step it is every vertex's free
+			 * inverse mass, pinned or not */
+			if (l->driven[i] || !(positions[i][3] > 0.0f))
+				continue;
+			double d = 0.0;
+			for (int k = 0; k < 3; k++)
+				d += (positions[i][k] - c[k]) * (positions[i][k] - c[k]);
+			if (d > best_d + 1e-12)
+				best = i, best_d = d;
+		}
+		if (best >= 0)
+			return best;
+	}
+	return -1;
+}
 
 bool st_snapshot_alloc(st_snapshot *s, const st_layout *l)
 {
@@ -788,7 +822,9 @@ static void *thread_main(void *arg)
 		bool wait_more = false;
 		if (t->quit || t->queue_count > 0) {
 			wait_more = true;
-		} else if (t->paused) {
+		} else if (t->paused || stop_requested()) {
+			/* after a signal the run is ending: no step of its own, only what it is
+			 * asked for, until st_stop */
 			pthread_cond_wait(&t->wake, &t->lock);
 			wait_more = true;
 		} else if (t->period_ns > 0 && now_ns() < t->next_due) {

@@ -39,6 +39,9 @@ typedef struct st_layout {
 	st_obstacle *obstacles;
 	float camera_position[3], camera_target[3], camera_fov;
 	float dt;
+	/* vertex_count entries: 1 for a vertex the scene pins or scripts with velocity
+	 * blocks (sim_world_driven_vertices, as built), which no pointer should pick */
+	uint8_t *driven;
 } st_layout;
 
 /* Issue 7: where a publication's cloth also lies on the GPU, ready to draw (see
@@ -218,6 +221,13 @@ size_t st_latencies(st_thread *thread, double *out, size_t capacity, uint64_t *l
 /* The newest published state; the pointer stays valid until the next st_latest call
  * (a triple buffer: the thread never waits for the reader).  One reader thread only. */
 const st_snapshot *st_latest(st_thread *thread);
+
+/* The vertex the headless demo's scripted grab pulls: of the first cloth that has one,
+ * the free vertex farthest from the cloth's centre (a corner, usually, the most visible
+ * one to pull; the lowest index on a tie).  Free: neither driven by the scene (layout's
+ * `driven`) nor constrained in the last step (w of `positions` 0).  -1 if no cloth has a
+ * free vertex. */
+int st_pick_free_corner(const st_layout *layout, const vec4 *positions);
 
 /* The same layout and state for a world no thread steps (`tela run --screenshot`). */
 bool st_layout_build(st_layout *layout, const scn_scene *scene, const sim_world *world);

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "demo.h"
 #include "device_thread.h"
+#include "stop.h"
 
 #include "devices/device.h"
 #include "tracking/tracking.h"
@@ -1049,7 +1050,17 @@ int xr_run(const xr_options *o)
 		struct timespec t0;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		bool failed = false;
+		struct timespec stop_at = {0, 0};
 		while (!x.done && !failed) {
+			if (stop_requested()) {
+				/* a signal: the session ends as when the window closes, the runtime's way
+				 * (STOPPING, EXITING), but a runtime that takes long is not waited for */
+				if (stop_at.tv_sec == 0)
+					clock_gettime(CLOCK_MONOTONIC, &stop_at);
+				else if (seconds_since(&stop_at) >= 0.5)
+					break;
+				request_exit(&x);
+			}
 			poll_events(&x);
 			if (x.done)
 				break;
@@ -1071,7 +1082,7 @@ int xr_run(const xr_options *o)
 		if (x.lost)
 			fprintf(stderr, "tela --xr: the runtime lost the session (the headset was disconnected or its "
 			                "runtime stopped)\n");
-		code = failed || x.lost ? EXIT_TELA_XR : EXIT_TELA_OK;
+		code = failed || x.lost ? EXIT_TELA_XR : stop_requested() ? stop_exit_code() : EXIT_TELA_OK;
 		int errors = demo_gl_errors(x.demo);
 		if (errors)
 			fprintf(stderr, "tela: %d OpenGL errors were reported during the run\n", errors);

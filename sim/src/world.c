@@ -788,6 +788,17 @@ bool sim_world_is_pinned(const sim_world *w, int vertex)
 	return vertex >= 0 && vertex < w->n && (w->flags[vertex] & SIM_VERTEX_PINNED);
 }
 
+void sim_world_driven_vertices(const sim_world *w, uint8_t *out)
+{
+	for (int i = 0; i < w->n; i++)
+		out[i] = (w->flags[i] & SIM_VERTEX_CONSTRAINED) != 0;
+	/* every block, not only those still ahead of the cursor: a script that has ended
+	 * (or is rewound by a reset) still owns its vertex */
+	for (int b = 0; b < w->block_count; b++)
+		if (w->blocks[b].vertex >= 0)
+			out[w->blocks[b].vertex] = 1;
+}
+
 /* Vertex and obstacle blocks share one time-ordered list, so one cursor walks both. */
 static sim_result insert_block(sim_world *w, double t, int vertex, int obstacle, const vec3 velocity)
 {

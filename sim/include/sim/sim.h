@@ -273,6 +273,13 @@ sim_result sim_world_set_point_force(sim_world *world, int vertex, const vec3 fo
 /* Pins a vertex where it is (velocity 0) or releases it. */
 sim_result sim_world_pin(sim_world *world, int vertex, bool pinned);
 bool sim_world_is_pinned(const sim_world *world, int vertex);
+/* Sets out[i] (sim_world_vertex_count entries) to 1 for every vertex that something other
+ * than the forces moves, now or at any time of the script: pinned, attached, or named by
+ * a velocity block (before its prescription starts as well as after it ends), else 0.
+ * Unlike w of sim_world_positions, which describes the last step (before the first step
+ * every vertex shows its free inverse mass), this holds from the moment the world is
+ * built.  A pointer's grab is meant for the other vertices. */
+void sim_world_driven_vertices(const sim_world *world, uint8_t *out);
 
 /* Prescribed velocities in blocks (the seed 000 format): from time t on, vertex moves
  * with velocity v until the next block that names it.  Blocks must be added in

@@ -1,0 +1,33 @@
+# SIGINT and SIGTERM end a long headless demo within a second (checked against a generous
+# 5 s), with exit 130 and 143: the summary of the steps made, and no picture, neither
+# under its name nor half-written beside it.
+. "$(dirname "$0")/lib.sh"
+
+now() { date +%s.%N; }
+
+for sig in INT TERM; do
+	mkdir -p "$out/$sig"
+	png="$out/$sig/cloth.png"
+	"$tela" --headless hanging --seconds 100000 --out "$png" >"$out/$sig.out" 2>"$out/$sig.err" &
+	pid=$!
+	(sleep 120; kill -KILL $pid) >/dev/null 2>&1 &
+	guard=$!
+	# long enough to be stepping (the offscreen context and the scene come first); a
+	# signal before that must end it the same way
+	sleep 3
+	t0=$(now)
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	t1=$(now)
+	kill $guard 2>/dev/null
+	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	echo "SIG$sig: exit $rc after $took s"
+	cat "$out/$sig.out" "$out/$sig.err"
+	case $sig in INT) want=130 ;; TERM) want=143 ;; esac
+	[ $rc -eq $want ] || fail "SIG$sig: exit $rc, expected $want"
+	awk -v t="$took" 'BEGIN { exit !(t < 5.0) }' || fail "SIG$sig: took $took s to end"
+	grep -q "^picture: none, stopped by SIG$sig$" "$out/$sig.out" || fail "SIG$sig: no line saying no picture"
+	grep -q "^scene hanging: [0-9]* steps" "$out/$sig.out" || fail "SIG$sig: no summary of the steps made"
+	[ -z "$(ls -A "$out/$sig")" ] || fail "SIG$sig: files left: $(ls -A "$out/$sig")"
+done
