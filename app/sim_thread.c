@@ -587,8 +587,10 @@ static void do_step(st_thread *t)
 		char value[32] = "";
 		if (isfinite(b->value))
 			snprintf(value, sizeof value, " %.3g", (double)b->value);
-		say(t, "blow-up in '%s' vertex %d (%s%s) at t = %.4f s; recovered", name ? name : "?", b->vertex,
-		    b->reason ? b->reason : "?", value, sim_world_time(t->world));
+		say(t, "blow-up in '%s' vertex %d (%s%s) at t = %.4f s; recovered; to keep it stable try %smore substeps or "
+		    "strain limiting (panel)",
+		    name ? name : "?", b->vertex, b->reason ? b->reason : "?", value, sim_world_time(t->world),
+		    sim_world_get_def(t->world)->integrator == SIM_IMPLICIT ? "" : "the implicit integrator (key 6), ");
 		sim_world_recover(t->world, b->object);
 		t->refresh_now = true;
 	} else if (r != SIM_OK) {
