@@ -97,7 +97,8 @@ static void run_help(void)
 	    "\n"
 	    "options:\n"
 	    "  --integrator NAME   euler | symplectic | midpoint | rk4 | verlet | implicit | kang | mra\n"
-	    "                      (default: the scene's, symplectic for the built-in scenes)\n"
+	    "                      (default: the scene's; implicit for a scene file that names\n"
+	    "                      none, symplectic for the built-in scenes and seed folders)\n"
 	    "  --dt S              fixed simulation step in seconds (default: the scene's, 0.001)\n"
 	    "  --substeps N        integrator steps per simulation step (default 1)\n"
 	    "  --threads N         run the simulation's parallel loops on N threads (default 1;\n"
@@ -319,6 +320,103 @@ typedef struct run_stylus {
 	bool failed;
 	char message[256];
 } run_stylus;
+
+/* The longest step an explicit scheme takes on this world's springs and damping, from
+ * the bounds of docs/integrators.md ("Stability limits in practice"): omega_max^2 <=
+ * 2 max_i (sum_j k_ij / m_i), h < 2 / omega_max (2.83 for rk4), and h sum_j kd_ij / m_i
+ * < 1, h c < 2 for the damping.  Sufficient, so somewhat short.  0 where the scheme has
+ * no limit (implicit, kang) or no stable step without damping (euler, midpoint). */
+static double explicit_step_limit(const sim_world *w, const sim_world_def *def)
+{
+	double reach;
+	switch (def->integrator) {
+	case SIM_SYMPLECTIC:
+	case SIM_VERLET:
+	case SIM_MRA:
+		reach = 2.0;
+		break;
+	case SIM_RK4:
+		reach = 2.0 * sqrt(2.0);
+		break;
+	default:
+		return 0.0;
+	}
+	int n = sim_world_vertex_count(w), springs = sim_world_spring_total(w);
+	double *k = calloc((size_t)n, sizeof *k), *kd = calloc((size_t)n, sizeof *kd);
+	sim_spring_desc *s = malloc(sizeof *s * (size_t)(springs > 0 ? springs : 1));
+	if (!k || !kd || !s) {
+		free(k), free(kd), free(s);
+		return 0.0;
+	}
+	sim_world_get_springs(w, s);
+	for (int i = 0; i < springs; i++) {
+		k[s[i].a] += s[i].k, k[s[i].b] += s[i].k;
+		kd[s[i].a] += s[i].kd, kd[s[i].b] += s[i].kd;
+	}
+	/* mra treats the anchors implicitly; the other schemes feel them as springs */
+	for (int o = 0; def->integrator != SIM_MRA && o < sim_world_object_count(w); o++) {
+		const sim_material *m = sim_world_object_material(w, o);
+		int first = sim_world_object_first_vertex(w, o), count = sim_world_object_vertex_count(w, o);
+		for (int v = first; m && v < first + count; v++)
+			k[v] += m->anchor_stiffness, kd[v] += m->anchor_damping;
+	}
+	double h = def->air_damping > 0.0f ? 2.0 / def->air_damping : INFINITY;
+	for (int v = 0; v < n; v++) {
+		double m = sim_world_vertex_mass(w, v);
+		if (sim_world_is_pinned(w, v) || !(m > 0.0))
+			continue;
+		if (k[v] > 0.0)
+			h = fmin(h, reach / sqrt(2.0 * k[v] / m));
+		if (kd[v] > 0.0)
+			h = fmin(h, m / kd[v]);
+	}
+	free(k), free(kd), free(s);
+	return isfinite(h) ? h : 0.0;
+}
+
+/* What to try after a blow-up, for this run's scheme, step and springs: each option with
+ * its scene-file key, so that the fix can go on the command line or into the file. */
+static void print_blowup_advice(const char *scene, const sim_world *w, const sim_world_def *def, float dt,
+                                const char *object)
+{
+	const char *scheme = sim_integrator_name(def->integrator);
+	double h = (double)dt / def->substeps, limit = explicit_step_limit(w, def);
+	int substeps = def->substeps * 2;
+	if (limit > 0.0 && h > limit)
+		substeps = (int)ceil((double)dt / limit);
+	/* the same substep as a step of its own, two digits, rounded down */
+	double step = (double)dt * def->substeps / substeps;
+	double unit = pow(10.0, floor(log10(step)) - 1.0);
+	step = floor(step / unit) * unit;
+	fprintf(stderr, "tela run: %s: to keep it stable, try one of:\n", scene);
+	if (def->integrator != SIM_IMPLICIT)
+		fprintf(stderr,
+		        "  --integrator implicit    (integrator = implicit in [world]): backward Euler, stable at any "
+		        "step%s\n",
+		        def->integrator == SIM_KANG ? "; kang's lagged prediction is not" : "");
+	if (def->integrator == SIM_EULER || def->integrator == SIM_MIDPOINT)
+		fprintf(stderr,
+		        "  --integrator symplectic  (integrator = symplectic in [world]): %s gains energy at every step, "
+		        "whatever its length\n",
+		        scheme);
+	if (limit > 0.0 && h > limit)
+		fprintf(stderr,
+		        "  --substeps %d or --dt %g (substeps = %d or dt = %g in [world]): %s is stable on these springs "
+		        "for steps up to about %.3g s, and the step is %.3g s\n",
+		        substeps, step, substeps, step, scheme, limit, h);
+	else
+		fprintf(stderr,
+		        "  --substeps %d or --dt %g (substeps = %d or dt = %g in [world]): a shorter step%s\n", substeps,
+		        step, substeps, step,
+		        limit > 0.0 ? " (the springs alone allow this one: large stretch or fast contacts may not)" : "");
+	if (!def->strain_limit)
+		fprintf(stderr, "  --strain-limit 0.1       (strain_limit = true, strain_tau = 0.1 in [world]): no spring "
+		                "stretches more than 10 %%\n");
+	if (def->integrator == SIM_IMPLICIT)
+		fprintf(stderr, "  --cg-tolerance 1e-6      (cg_tolerance = 1e-6 in [world]): a more exact linear solve\n");
+	fprintf(stderr, "  softer springs: smaller structural, shear, bend (N/m) for '%s', or a larger density\n",
+	        object ? object : "?");
+}
 
 static void run_on_sample(void *context, const dev_sample *sample, const trk_pointer *pointer, const sty_output *out)
 {
@@ -605,6 +703,8 @@ int cmd_run(int argc, char **argv)
 			        "the world was rolled back to its last good state",
 			        o.scene, done + 1, sim_integrator_name(def.integrator), sim_world_object_name(w, b->object),
 			        b->vertex, b->reason, (double)b->value);
+			progress_end(&prog); /* the event's line first, then what to try */
+			print_blowup_advice(o.scene, w, &def, dt, sim_world_object_name(w, b->object));
 			rc = EXIT_TELA_BLOWUP;
 			break;
 		}

@@ -650,8 +650,11 @@ static void do_step(st_thread *t)
 		if (isfinite(b->value))
 			snprintf(value, sizeof value, " %.3g", (double)b->value);
 		/* at the time of the step that failed, as `tela run` says it */
-		warn(t, sim_world_time(t->world) + (double)t->dt, "blow-up", "blow-up in '%s' vertex %d (%s%s); recovered",
-		     name ? name : "?", b->vertex, b->reason ? b->reason : "?", value);
+		warn(t, sim_world_time(t->world) + (double)t->dt, "blow-up",
+		     "blow-up in '%s' vertex %d (%s%s); recovered; to keep it stable try %smore substeps or strain "
+		     "limiting (panel)",
+		     name ? name : "?", b->vertex, b->reason ? b->reason : "?", value,
+		     sim_world_get_def(t->world)->integrator == SIM_IMPLICIT ? "" : "the implicit integrator (key 6), ");
 		sim_world_recover(t->world, b->object);
 		t->refresh_now = true;
 	} else if (r != SIM_OK) {

@@ -63,6 +63,8 @@ static void test_grid_matches_api(void)
 	REQUIRE(a);
 	sim_world_def def = sim_world_def_default();
 	def.air_damping = 0.25f;
+	/* a scene file's default integrator, unlike the library's */
+	def.integrator = SIM_IMPLICIT;
 	sim_world *b = sim_world_create(&def);
 	sim_grid_def g = sim_grid_def_default();
 	g.name = "sheet";
@@ -105,6 +107,27 @@ static void test_material_inheritance(void)
 	CHECK_NEAR(sim_world_vertex_mass(w, 9), 0.4f / 9.0f, 1e-7);
 	sim_world_destroy(&w);
 	(void)err;
+}
+
+/* A scene file's defaults: implicit Euler, and a thickness of at most half the shortest
+ * edge unless the section or its material gives one (docs/scene-format.md, "Defaults
+ * that hold"). */
+static void test_defaults_that_hold(void)
+{
+	sim_world *w = build("[material thick]\nthickness = 0.004\n"
+	                     "[grid fine]\nresolution = 30 21\nsize = 0.1 0.2\n"
+	                     "[grid coarse]\nresolution = 20 20\ncenter = 0 2 0\n"
+	                     "[grid own]\nresolution = 30 30\nsize = 0.1 0.1\ncenter = 0 3 0\nthickness = 0.0025\n"
+	                     "[grid inherited]\nmaterial = thick\nresolution = 30 30\nsize = 0.1 0.1\ncenter = 0 4 0\n");
+	REQUIRE(w);
+	CHECK(sim_world_get_def(w)->integrator == SIM_IMPLICIT);
+	/* edges of 0.1 / 29 and 0.2 / 20 m: half the shorter */
+	CHECK_NEAR(sim_world_object_material(w, 0)->thickness, 0.5 * 0.1 / 29.0, 1e-9);
+	/* 1 / 19 m edges keep the 3 mm default */
+	CHECK(sim_world_object_material(w, 1)->thickness == 0.003f);
+	CHECK(sim_world_object_material(w, 2)->thickness == 0.0025f);
+	CHECK(sim_world_object_material(w, 3)->thickness == 0.004f);
+	sim_world_destroy(&w);
 }
 
 /* friction_with: a material stands for every cloth made of it, a cloth or an obstacle
@@ -333,6 +356,8 @@ static void test_seed_folder(void)
 	CHECK(rgb[0] == 0.0f && rgb[1] == 0.0f && rgb[2] == 0.9f);
 	scn_scene_free(&s);
 	CHECK(sim_world_get_def(w)->substeps == 10);
+	/* the seed's soft cloth keeps symplectic Euler, not a scene file's default */
+	CHECK(sim_world_get_def(w)->integrator == SIM_SYMPLECTIC);
 	CHECK(sim_world_get_def(w)->gravity[1] == -9.81f);
 	REQUIRE(sim_world_object_count(w) == 1 && sim_world_obstacle_count(w) == 1);
 	/* 13 x 13 welded vertices, 288 triangles; mass from density 1 kg/m^2 over 0.36 m^2 */
@@ -452,6 +477,7 @@ static const test_case tests[] = {
     TEST(test_builtins_build),
     TEST(test_grid_matches_api),
     TEST(test_material_inheritance),
+    TEST(test_defaults_that_hold),
     TEST(test_pair_friction),
     TEST(test_z_up),
     TEST(test_obstacle_orientation),

@@ -91,6 +91,17 @@ static void set_orientation(sim_obstacle_def *o, const double q[4])
 
 /* ---- cloth -------------------------------------------------------------------------------------- */
 
+/* Contacts hold two layers of cloth a thickness apart, and a sheet's own primitives two
+ * rings apart (a vertex and the diagonal across the next quad, L / sqrt 2 away on a
+ * square grid) are such layers: a default thickness above that pushes a flat sheet
+ * apart from within (docs/scene-format.md, "Defaults that hold").  Half the shortest
+ * edge leaves room for the sheet's own compression. */
+static float default_thickness(const scn_desc *d, float shortest_edge)
+{
+	float t = d->material.thickness;
+	return d->thickness_by_edge && shortest_edge > 0.0f && 0.5f * shortest_edge < t ? 0.5f * shortest_edge : t;
+}
+
 static int add_grid(builder *b, const scn_desc *d)
 {
 	sim_grid_def g = sim_grid_def_default();
@@ -98,6 +109,7 @@ static int add_grid(builder *b, const scn_desc *d)
 	g.nx = d->resolution[0], g.ny = d->resolution[1];
 	g.size_x = d->size[0], g.size_y = d->size[1];
 	g.material = d->material;
+	g.material.thickness = default_thickness(d, fminf(g.size_x / (float)(g.nx - 1), g.size_y / (float)(g.ny - 1)));
 	float u[3] = {1.0f, 0.0f, 0.0f}, v[3] = {0.0f, 0.0f, 1.0f};
 	if (has(d, "axis_u")) {
 		to_world(b, d->axis_u, u);
@@ -149,6 +161,16 @@ static int add_mesh_cloth(builder *b, const scn_desc *d)
 	    .triangles = m.triangles,
 	    .material = d->material,
 	};
+	float shortest = INFINITY;
+	for (int t = 0; t < m.triangle_count; t++)
+		for (int e = 0; e < 3; e++) {
+			const float *p = &m.positions[3 * m.triangles[3 * t + e]];
+			const float *q = &m.positions[3 * m.triangles[3 * t + (e + 1) % 3]];
+			float l = sqrtf((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+			if (l > 0.0f && l < shortest)
+				shortest = l;
+		}
+	def.material.thickness = default_thickness(d, shortest);
 	int rc = sim_world_add_mesh(b->w, &def);
 	free(m.positions);
 	return rc;

@@ -630,6 +630,8 @@ static void resolve_material(scn_desc *d, const scn_desc *base)
 	}
 	d->material = m;
 	memcpy(d->color, color, sizeof color);
+	d->thickness_by_edge =
+	    !scn_desc_key_line(d, "thickness") && !(base && scn_desc_key_line(base, "thickness"));
 }
 
 scn_status scn_parse(const char *text, size_t size, const char *path, scn_scene **out, scn_error *err)

@@ -69,6 +69,9 @@ typedef struct scn_desc {
 	/* materials and cloth */
 	char material_ref[SCN_NAME_MAX];
 	sim_material material;
+	/* neither the section nor its material gives thickness: the builder caps the
+	 * default at half the cloth's shortest edge */
+	bool thickness_by_edge;
 	float color[3];
 	/* grid */
 	int resolution[2];

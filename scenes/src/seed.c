@@ -135,6 +135,9 @@ static scn_status read_world(scn_scene *s, const char *dir, scn_error *err)
 			s->info.dt = 1.0f / fps;
 			int sub = (int)(s->info.dt / 1e-3f + 0.999f);
 			s->world.substeps = sub < 1 ? 1 : sub;
+			/* the soft cloth below is within symplectic Euler's limit at those substeps,
+			 * cheaper than a scene file's implicit default */
+			s->world.integrator = SIM_SYMPLECTIC;
 		}
 	}
 	free(f.data);
