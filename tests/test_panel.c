@@ -404,7 +404,7 @@ static void test_message_line(void)
 		demo_frame(d);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (message_lines_with(p, "blow-up in 'cloth' vertex", "times)") == 0 && t.tv_sec - t0.tv_sec < 60);
-	CHECK_MSG(message_lines_with(p, "blow-up in 'cloth' vertex", "; recovered (at t = ") == 1,
+	CHECK_MSG(message_lines_with(p, "blow-up in 'cloth' vertex", "; recovered; to keep it stable try") == 1,
 	          "line 0: %s", panel_message(p, 0) ? panel_message(p, 0) : "(none)");
 	CHECK(message_lines_with(p, "blow-up in 'cloth' vertex", "times)") == 1);
 	demo_destroy(&d);

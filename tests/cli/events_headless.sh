@@ -46,9 +46,9 @@ rows=$(($(wc -l <"$out/blow.csv") - 1))
 rc=$?
 cat "$out/demo.err"
 [ "$rc" -eq 0 ] || fail "the headless demo exited with $rc"
-n=$(grep -c "^tela: blow-up in 'cloth' vertex [0-9]* (.*); recovered (at t = [0-9.]* s" "$out/demo.err")
+n=$(grep -c "^tela: blow-up in 'cloth' vertex [0-9]* (.*); recovered; .* (at t = [0-9.]* s" "$out/demo.err")
 [ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "$n blow-up lines (one, and the count of repeats, expected)"
-grep -q "recovered (at t = [0-9.]* s; [0-9]* times)" "$out/demo.err" || fail "the repeats are not counted"
+grep -q "recovered; .* (at t = [0-9.]* s; [0-9]* times)" "$out/demo.err" || fail "the repeats are not counted"
 grep -q "^picture: " "$out/demo.out" || fail "no summary after the events"
 
 # --backend gpu with mra: the GPU has no such integrator, and says so
