@@ -72,6 +72,10 @@
 /* Sweeps over the triangles near a sphere, capsule or box in one obstacle pass
  * (surface_stage): a push given to one triangle moves its neighbours' shared vertices. */
 #define SURFACE_SWEEPS 4
+/* surface_stage's mask bits past the box's six faces: the vertex cannot move (kinematic or
+ * held), the vertex passes skip it */
+#define SURF_FIXED 6
+#define SURF_SKIPPED 7
 /* The broad phase gives every vertex a box that moves with it (a kinetic box): over a
  * window of W substeps from the broad phase, box(tau) is the vertex's position
  * extrapolated at its current velocity, x0 + tau d, with a reach around it, and the
@@ -309,7 +313,8 @@ struct sim_collide {
 	vec4 *vbar_obst;
 	unsigned char *obst_clean, *obst_skip;
 	/* surface_stage's broad phase: per vertex, the faces of the obstacle's box its path lies
-	 * wholly beyond (a bit per side and axis; 0: none, or not known) */
+	 * wholly beyond (a bit per side and axis; 0: none, or not known), whether it cannot
+	 * move and whether the vertex passes skip it (SURF_FIXED, SURF_SKIPPED) */
 	unsigned char *surf_out;
 	/* the world's pair friction (sim_world_set_pair_friction), when it has entries: each
 	 * collision vertex's body (cloth objects, then obstacles), and per pair of bodies its
@@ -4376,7 +4381,7 @@ static bool surface_impulse(sim_collide *c, const obstacle_task *task, const int
 		for (int k = 0; k < 3; k++)
 			c->vbar[i][k] += (float)(s * dv[k]);
 		c->obst_clean[i] = 0;
-		c->surf_out[i] = 0; /* its path changed: no longer known to be apart */
+		c->surf_out[i] = 0; /* its path changed and it is no longer skipped */
 		glm_vec4_copy(c->vbar[i], c->vbar_obst[i]);
 		(*touched_vertices)++;
 	}
@@ -4494,7 +4499,10 @@ static int surface_stage(sim_collide *c, const sim_world *w, const obstacle_task
 	double obstacle_travel = (double)glm_vec3_distance((float *)om->p0, (float *)om->p1) + (double)spin;
 	/* A triangle's box misses the obstacle's exactly when all three of its vertices' paths
 	 * lie beyond one same face of it: a mask per vertex, and an and per triangle, instead
-	 * of a box per triangle (a fine cloth has twice as many triangles as vertices). */
+	 * of a box per triangle (a fine cloth has twice as many triangles as vertices).  Two
+	 * more bits leave out, the same way, the triangles of three kinematic or held vertices
+	 * and those of three vertices the vertex passes skip. */
+	bool any = false;
 	for (int i = 0; i < w->n; i++) {
 		const float *a = c->x0[i], *d = c->vbar[i];
 		unsigned m = 0;
@@ -4503,18 +4511,19 @@ static int surface_stage(sim_collide *c, const sim_world *w, const obstacle_task
 			m |= (unsigned)(a[k] < lo[k] && b < lo[k]) << (2 * k);
 			m |= (unsigned)(a[k] > hi[k] && b > hi[k]) << (2 * k + 1);
 		}
+		m |= (unsigned)(a[3] == 0.0f) << SURF_FIXED;
+		m |= (unsigned)(c->obst_skip[i] != 0) << SURF_SKIPPED;
+		any = any || !c->obst_skip[i];
 		c->surf_out[i] = (unsigned char)m;
 	}
+	if (!any)
+		return 0; /* every triangle has three skipped vertices */
 	int changes = 0;
 	for (int sweep_no = 0; sweep_no < SURFACE_SWEEPS; sweep_no++) {
 		int moved = 0;
 		for (int t = 0; t < w->triangle_count; t++) {
 			const int *v = w->triangles + 3 * (size_t)t;
 			if (c->surf_out[v[0]] & c->surf_out[v[1]] & c->surf_out[v[2]])
-				continue;
-			if (c->x0[v[0]][3] == 0.0f && c->x0[v[1]][3] == 0.0f && c->x0[v[2]][3] == 0.0f)
-				continue;
-			if (c->obst_skip[v[0]] && c->obst_skip[v[1]] && c->obst_skip[v[2]])
 				continue;
 			double disp = 0.0;
 			for (int j = 0; j < 3; j++) {
