@@ -4552,13 +4552,15 @@ static bool surface_shape(const sim_obstacle *ob)
 	       ob->def.shape == SIM_SHAPE_BOX;
 }
 
-/* Keeps every free cloth vertex outside planes, spheres and capsules over its whole
+/* Keeps every free cloth vertex outside spheres and capsules over its whole
  * path: the first time its distance falls below the separation, its velocity relative
  * to the obstacle loses the normal approach and friction acts on the rest; a vertex
  * that would end too close is moved out along the normal.  Each vertex is on its own,
  * so blocks of vertices run in parallel (but in order while the debug log records).
  * With again, only the vertices whose mean velocity changed since the substep's last
- * pass, or that it changed (obstacle_block).  Returns the number of changes made. */
+ * pass, or that it changed (obstacle_block).  Then, for spheres, capsules and boxes, the
+ * triangles near them (surface_stage, on the calling thread).  Returns the number of
+ * changes made. */
 static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again, bool save)
 {
 	int touched = 0;
