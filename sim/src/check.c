@@ -8,6 +8,9 @@
 #include "sim_internal.h"
 #include "sim/sim_geom.h"
 
+#include <math.h>
+#include <stdlib.h>
+
 typedef struct check_ctx {
 	const int *tris;
 	const vec4 *x;
@@ -109,4 +112,116 @@ void sim_world_check(const sim_world *w, int *out_intersections, int *out_vertic
 		*out_intersections = count_intersections(w);
 	if (out_vertices_inside)
 		*out_vertices_inside = count_inside(w);
+}
+
+/* ---- the cloth's surface against obstacles -------------------------------------------------- */
+
+typedef struct mesh_check {
+	const int *cloth_tris, *mesh_tris;
+	const vec4 *x, *mx;
+	unsigned char *flag;
+} mesh_check;
+
+static void mesh_pair(void *user, int a, int b)
+{
+	mesh_check *m = user;
+	const int *ta = m->cloth_tris + 3 * (size_t)a, *tb = m->mesh_tris + 3 * (size_t)b;
+	if (m->flag[a])
+		return;
+	double pa[3][3], pb[3][3];
+	load_triangle(m->x, ta, pa);
+	load_triangle(m->mx, tb, pb);
+	if (sim_geom_triangles_intersect(pa, pb))
+		m->flag[a] = 1;
+}
+
+/* Cloth triangles that cross a mesh obstacle's triangles (exact), flagged; false out of
+ * memory. */
+static bool flag_mesh_crossings(const sim_world *w, const sim_obstacle *o, unsigned char *flag)
+{
+	vec4 *mx = malloc(sizeof(vec4) * (size_t)o->vertex_count);
+	sim_bvh *cloth = sim_bvh_create(), *mesh = sim_bvh_create();
+	bool ok = mx && cloth && mesh;
+	if (ok) {
+		sim_obstacle_world_vertices(o, o->position, o->orientation, mx);
+		ok = sim_bvh_update(cloth, w->triangles, w->triangle_count, w->x, w->x, 0.0f) &&
+		     sim_bvh_update(mesh, o->local_triangles, o->triangle_count, mx, mx, 0.0f);
+	}
+	if (ok) {
+		mesh_check m = {w->triangles, o->local_triangles, w->x, mx, flag};
+		sim_bvh_pairs(cloth, mesh, mesh_pair, &m);
+	}
+	sim_bvh_destroy(cloth);
+	sim_bvh_destroy(mesh);
+	free(mx);
+	return ok;
+}
+
+/* A radius about the obstacle's position that holds its solid. */
+static double bounding_radius(const sim_obstacle *o)
+{
+	const sim_obstacle_def *d = &o->def;
+	switch (d->shape) {
+	case SIM_SHAPE_SPHERE: return d->radius;
+	case SIM_SHAPE_CAPSULE: return (double)d->half_height + (double)d->radius;
+	case SIM_SHAPE_BOX: {
+		double h0 = d->half_extents[0], h1 = d->half_extents[1], h2 = d->half_extents[2];
+		return sqrt(h0 * h0 + h1 * h1 + h2 * h2);
+	}
+	default: return INFINITY;
+	}
+}
+
+int sim_world_check_surface(const sim_world *w, double tolerance, double *out_min_clearance)
+{
+	double least = INFINITY;
+	int count = 0;
+	unsigned char *flag = calloc((size_t)w->triangle_count + 1, 1);
+	if (!flag)
+		return -1;
+	for (int k = 0; k < w->obstacle_count; k++) {
+		const sim_obstacle *o = &w->obstacles[k];
+		if (o->def.shape == SIM_SHAPE_MESH) {
+			/* a mesh has no closed-form distance to a triangle: a crossing is the failure */
+			if (!flag_mesh_crossings(w, o, flag)) {
+				free(flag);
+				return -1;
+			}
+			continue;
+		}
+		if (o->def.shape == SIM_SHAPE_PLANE)
+			continue; /* a triangle is nearest a plane at a vertex: count_inside has it */
+		double m[3][3], bound = bounding_radius(o);
+		sim_obstacle_frame(o->orientation, m);
+		for (int t = 0; t < w->triangle_count; t++) {
+			const int *tri = w->triangles + 3 * (size_t)t;
+			double p[3][3];
+			load_triangle(w->x, tri, p);
+			double sep = 0.5 * (double)w->objects[w->owner[tri[0]]].material.thickness + (double)o->def.thickness;
+			/* the triangle's ball (about its first corner) against the obstacle's */
+			double reach = 0.0, gap2 = 0.0;
+			for (int v = 1; v < 3; v++) {
+				double e2 = 0.0;
+				for (int a = 0; a < 3; a++)
+					e2 += (p[v][a] - p[0][a]) * (p[v][a] - p[0][a]);
+				reach = fmax(reach, sqrt(e2));
+			}
+			for (int a = 0; a < 3; a++)
+				gap2 += (p[0][a] - (double)o->position[a]) * (p[0][a] - (double)o->position[a]);
+			/* (a micron to spare for the rounding of these sums) */
+			if (sqrt(gap2) > reach + bound + sep + fmax(tolerance, 0.0) + 1e-6)
+				continue;
+			double wt[3], n[3];
+			double clearance = sim_obstacle_triangle_distance(o, o->position, (const double(*)[3])m, p, wt, n) - sep;
+			least = clearance < least ? clearance : least;
+			if (clearance < -tolerance)
+				flag[t] = 1;
+		}
+	}
+	for (int t = 0; t < w->triangle_count; t++)
+		count += flag[t];
+	free(flag);
+	if (out_min_clearance)
+		*out_min_clearance = least;
+	return count;
 }

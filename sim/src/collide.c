@@ -10,7 +10,10 @@
  *      path's closest approach (golden section: the distance to a convex set is convex
  *      along a line; coarse samples for a spinning capsule), then a bisection.  First,
  *      before the broad phase, since it needs no candidates and its pushes would
- *      otherwise take the vertices out of the boxes the broad phase has just made;
+ *      otherwise take the vertices out of the boxes the broad phase has just made.
+ *      Then the cloth triangles near a sphere, capsule or box keep the separation at
+ *      their nearest point too (surface_stage), so the obstacle cannot show between
+ *      the vertices of a coarse cloth;
  *   2. contacts (proximity): vertex-face and edge-edge pairs closer than their
  *      separation at the start get a repulsion impulse that makes them separate at a
  *      tenth of the overlap per step, and Coulomb friction on the tangential motion;
@@ -24,7 +27,8 @@
  *   4. fail-safe: pairs still colliding after that are merged into impact zones that
  *      move rigidly (Bridson section 7.4, preserving linear and angular momentum), and
  *      the detection repeats with the zones grown until none is left;
- *   5. obstacles again, so no vertex ends inside one;
+ *   5. obstacles again, so no vertex ends inside one and no triangle within one's
+ *      separation;
  *   6. x = x_start + h vbar, and v changes by what vbar changed (Bridson's velocity
  *      update).
  *
@@ -65,6 +69,13 @@
 /* At most this many rounds of holding what the last obstacle pass moved and resolving
  * the cloth again (hold_obstacle_moves); each round holds more vertices, so it ends. */
 #define OBSTACLE_ROUNDS 8
+/* Sweeps over the triangles near a sphere, capsule or box in one obstacle pass
+ * (surface_stage): a push given to one triangle moves its neighbours' shared vertices. */
+#define SURFACE_SWEEPS 4
+/* surface_stage's mask bits past the box's six faces: the vertex cannot move (kinematic or
+ * held), the vertex passes skip it */
+#define SURF_FIXED 6
+#define SURF_SKIPPED 7
 /* The broad phase gives every vertex a box that moves with it (a kinetic box): over a
  * window of W substeps from the broad phase, box(tau) is the vertex's position
  * extrapolated at its current velocity, x0 + tau d, with a reach around it, and the
@@ -301,6 +312,10 @@ struct sim_collide {
 	 * whether the current pass skips it */
 	vec4 *vbar_obst;
 	unsigned char *obst_clean, *obst_skip;
+	/* surface_stage's broad phase: per vertex, the faces of the obstacle's box its path lies
+	 * wholly beyond (a bit per side and axis; 0: none, or not known), whether it cannot
+	 * move and whether the vertex passes skip it (SURF_FIXED, SURF_SKIPPED) */
+	unsigned char *surf_out;
 	/* the world's pair friction (sim_world_set_pair_friction), when it has entries: each
 	 * collision vertex's body (cloth objects, then obstacles), and per pair of bodies its
 	 * coefficient (NaN: none, the geometric mean), for the revision and counts in body_* */
@@ -364,7 +379,7 @@ void sim_collide_destroy(sim_collide *c)
 {
 	if (!c)
 		return;
-	void *arrays[] = {c->x0, c->vbar, c->vbar_in, c->vbar_pre, c->vbar_obst, c->obst_clean, c->obst_skip, c->held_w, c->acc, c->sep, c->mu, c->zone, c->box_lo, c->box_hi, c->tris.data, c->tri_owner.data,
+	void *arrays[] = {c->x0, c->vbar, c->vbar_in, c->vbar_pre, c->vbar_obst, c->obst_clean, c->obst_skip, c->surf_out, c->held_w, c->acc, c->sep, c->mu, c->zone, c->box_lo, c->box_hi, c->tris.data, c->tri_owner.data,
 	                  c->edges.data, c->edge_owner.data, c->tri_edges.data, c->own_vert_start.data, c->own_vert.data,
 	                  c->own_edge_start.data, c->own_edge.data, c->owner_first_tri, c->owner_tri_count,
 	                  c->owner_rigid, c->vf.data, c->ee.data, c->vf_state.data, c->ee_state.data, c->vstamp,
@@ -450,6 +465,7 @@ static bool reserve_vertices(sim_collide *c, int nv)
 	GROW(c->vbar_obst);
 	GROW(c->obst_clean);
 	GROW(c->obst_skip);
+	GROW(c->surf_out);
 	GROW(c->held_w);
 	GROW(c->acc);
 	GROW(c->x0_prev);
@@ -4227,6 +4243,7 @@ typedef struct obstacle_task {
 	bool first, last; /* the pass's first and last obstacle */
 	bool again;       /* an earlier pass of this substep left obst_clean and vbar_obst */
 	bool save;        /* keep vbar in vbar_pre for the vertices not skipped (hold_obstacle_moves) */
+	bool vertices;    /* test the vertices (a box leaves them to its triangles and surface_stage) */
 	int *touched;     /* per block */
 } obstacle_task;
 
@@ -4249,7 +4266,7 @@ static int obstacle_block(const obstacle_task *t, int first, int last)
 			continue;
 		if (t->save && t->first)
 			glm_vec4_copy(c->vbar[i], c->vbar_pre[i]);
-		if (c->x0[i][3] != 0.0f) {
+		if (c->x0[i][3] != 0.0f && t->vertices) {
 			int k = obstacle_vertex(c, t->om, i);
 			c->obst_clean[i] &= k == 0;
 			touched += k;
@@ -4270,13 +4287,280 @@ static void obstacle_range(int start, int end, int worker, void *ctx)
 	}
 }
 
-/* Keeps every free cloth vertex outside planes, spheres and capsules over its whole
+/* The cloth's surface against a sphere, capsule or box: each triangle near it
+ * (surface_stage) must keep its separation from it at its nearest point, not only at its
+ * vertices, or a coarse cloth drapes over a small ball with the ball through its
+ * triangles.  Like obstacle_vertex, but for the triangle's nearest point, whose velocity is
+ * its vertices' interpolated with the weights w: a change dv of that point is given to
+ * the vertices as dv_i = w_i m_i^-1 dv / sum_j w_j^2 m_j^-1 (the impulse that changes the
+ * interpolated velocity by exactly dv), so pinned and held vertices take none. */
+
+/* The triangle's distance to the obstacle at time t h of the substep (t = 0 or 1 use the
+ * poses at the ends as obstacle_vertex does), its nearest point's weights and normal. */
+static double surface_distance(const sim_collide *c, const obstacle_motion *om, const int v[3], float t, double w[3],
+                               double n[3], vec3 at_position)
+{
+	double x[3][3];
+	for (int j = 0; j < 3; j++)
+		for (int k = 0; k < 3; k++)
+			x[j][k] = t == 0.0f ? (double)c->x0[v[j]][k] : (double)(c->x0[v[j]][k] + t * om->h * c->vbar[v[j]][k]);
+	if (om->still || t == 0.0f) {
+		glm_vec3_copy((float *)om->p0, at_position);
+		return sim_obstacle_triangle_distance(om->ob, om->p0, (const double(*)[3])om->m0, x, w, n);
+	}
+	if (t == 1.0f) {
+		glm_vec3_copy((float *)om->p1, at_position);
+		return sim_obstacle_triangle_distance(om->ob, om->p1, (const double(*)[3])om->m1, x, w, n);
+	}
+	versor q;
+	double m[3][3];
+	sim_obstacle_pose_at(om->ob, t * om->h, at_position, q);
+	sim_obstacle_frame(q, m);
+	return sim_obstacle_triangle_distance(om->ob, at_position, (const double(*)[3])m, x, w, n);
+}
+
+/* Whether the triangle at time t h is provably more than sep from the sphere, from its
+ * vertices alone: for a point P = sum w_i x_i of the triangle and the centre c,
+ * |P - c|^2 = sum w_i |x_i - c|^2 - sum_{i<j} w_i w_j |x_i - x_j|^2, at least the least
+ * |x_i - c|^2 less a third of the longest edge squared.  Most of a fine cloth lying on a
+ * ball is decided so, without the nearest point. */
+static bool sphere_clear(const sim_collide *c, const obstacle_motion *om, const int v[3], float t, double sep)
+{
+	double x[3][3], ctr[3], least = INFINITY, edge = 0.0;
+	vec3 p;
+	versor q;
+	if (t == 0.0f || om->still)
+		glm_vec3_copy((float *)om->p0, p);
+	else if (t == 1.0f)
+		glm_vec3_copy((float *)om->p1, p);
+	else
+		sim_obstacle_pose_at(om->ob, t * om->h, p, q);
+	for (int k = 0; k < 3; k++)
+		ctr[k] = (double)p[k];
+	for (int j = 0; j < 3; j++) {
+		double d2 = 0.0;
+		for (int k = 0; k < 3; k++) {
+			x[j][k] = t == 0.0f ? (double)c->x0[v[j]][k] : (double)(c->x0[v[j]][k] + t * om->h * c->vbar[v[j]][k]);
+			d2 += (x[j][k] - ctr[k]) * (x[j][k] - ctr[k]);
+		}
+		least = fmin(least, d2);
+	}
+	for (int j = 0; j < 3; j++) {
+		double e2 = 0.0;
+		for (int k = 0; k < 3; k++)
+			e2 += (x[j][k] - x[(j + 1) % 3][k]) * (x[j][k] - x[(j + 1) % 3][k]);
+		edge = fmax(edge, e2);
+	}
+	double reach = (double)om->ob->def.radius + sep;
+	/* a relative 1e-9 to spare covers the rounding of these sums many times over */
+	return least - edge / 3.0 > reach * reach * (1.0 + 1e-9);
+}
+
+/* Gives the triangle's nearest point (weights w) the velocity change dv; false when no
+ * vertex of it can move. */
+static bool surface_impulse(sim_collide *c, const obstacle_task *task, const int v[3], const double w[3],
+                            const double dv[3], int *touched_vertices)
+{
+	double den = 0.0;
+	for (int j = 0; j < 3; j++)
+		den += w[j] * w[j] * (double)c->x0[v[j]][3];
+	if (!(den > 0.0))
+		return false;
+	for (int j = 0; j < 3; j++) {
+		int i = v[j];
+		double s = w[j] * (double)c->x0[i][3] / den;
+		if (s == 0.0)
+			continue;
+		if (c->obst_skip[i]) {
+			/* its inputs were unchanged, so the vertex passes skipped it: from here on it is
+			 * one the pass changes, for hold_obstacle_moves and the next pass */
+			c->obst_skip[i] = 0;
+			if (task->save)
+				glm_vec4_copy(c->vbar[i], c->vbar_pre[i]);
+		}
+		for (int k = 0; k < 3; k++)
+			c->vbar[i][k] += (float)(s * dv[k]);
+		c->obst_clean[i] = 0;
+		c->surf_out[i] = 0; /* its path changed and it is no longer skipped */
+		glm_vec4_copy(c->vbar[i], c->vbar_obst[i]);
+		(*touched_vertices)++;
+	}
+	return true;
+}
+
+/* One triangle against the obstacle; returns the changes made. */
+static int surface_triangle_pass(sim_collide *c, const obstacle_task *task, const int v[3], double travel, int *moved)
+{
+	const obstacle_motion *om = task->om;
+	const sim_obstacle *ob = om->ob;
+	const float h = om->h;
+	double sep = 0.0;
+	for (int j = 0; j < 3; j++)
+		sep = fmax(sep, (double)c->sep[v[j]]);
+	sep += (double)ob->def.thickness;
+	double w[3], n[3];
+	vec3 pos;
+	/* The first of N + 1 evenly spaced times at which the triangle is within sep, N such
+	 * that between two of them it moves (relative to the obstacle) by at most R = sep plus
+	 * the radius, so at any time it is within R / 2 of where it was at a sample: a
+	 * triangle clear at every sample comes no nearer than R / 2 to the centre or the
+	 * axis, and the obstacle cannot pass through it within the substep. */
+	double reach = sep + (ob->def.shape == SIM_SHAPE_BOX ? 0.0 : (double)ob->def.radius);
+	int samples = travel > reach ? (int)ceil(travel / reach) : 1;
+	samples = samples > 16 ? 16 : samples;
+	int hit = -1;
+	double d = 0.0;
+	for (int k = 0; k <= samples && hit < 0; k++) {
+		float t = k == samples ? 1.0f : (float)k / (float)samples;
+		if (ob->def.shape == SIM_SHAPE_SPHERE && sphere_clear(c, om, v, t, sep))
+			continue;
+		d = surface_distance(c, om, v, t, w, n, pos);
+		if (d < sep)
+			hit = k;
+	}
+	if (hit < 0)
+		return 0;
+	int changes = 0;
+	float t_hit = hit == samples ? 1.0f : (float)hit / (float)samples;
+	/* the nearest point's velocity relative to the obstacle's material point there */
+	vec3 at, vo;
+	for (int k = 0; k < 3; k++) {
+		double p = 0.0;
+		for (int j = 0; j < 3; j++)
+			p += w[j] * (double)(c->x0[v[j]][k] + t_hit * h * c->vbar[v[j]][k]);
+		at[k] = (float)p;
+	}
+	sim_obstacle_point_velocity(ob, pos, at, vo);
+	double vr[3], vn = 0.0;
+	for (int k = 0; k < 3; k++) {
+		vr[k] = w[0] * (double)c->vbar[v[0]][k] + w[1] * (double)c->vbar[v[1]][k] +
+		        w[2] * (double)c->vbar[v[2]][k] - (double)vo[k];
+		vn += vr[k] * n[k];
+	}
+	if (vn < 0.0) {
+		double vt[3], vt_len = 0.0;
+		for (int k = 0; k < 3; k++) {
+			vt[k] = vr[k] - vn * n[k];
+			vt_len += vt[k] * vt[k];
+		}
+		vt_len = sqrt(vt_len);
+		int owner_vertex = v[0];
+		float mu = c->pair_mu ? body_pair_mu(c, ((const int *)c->body.data)[owner_vertex], c->body_objects + om->index)
+		                      : NAN;
+		if (isnan(mu))
+			mu = sqrtf(c->mu[owner_vertex] * ob->def.friction);
+		double cut = vt_len > 0.0 ? fmin((double)mu * -vn / vt_len, 1.0) : 0.0;
+		double dv[3];
+		for (int k = 0; k < 3; k++)
+			dv[k] = -vn * n[k] - cut * vt[k];
+		if (surface_impulse(c, task, v, w, dv, moved))
+			changes++;
+	}
+	/* whatever remains, the nearest point must end at least sep outside (1e-6 beyond, as
+	 * for a vertex, so that the rounding of the end positions cannot undo it) */
+	d = surface_distance(c, om, v, 1.0f, w, n, pos);
+	if (d < sep) {
+		double dv[3];
+		for (int k = 0; k < 3; k++)
+			dv[k] = (sep - d + 1e-6) * n[k] / (double)h;
+		if (surface_impulse(c, task, v, w, dv, moved))
+			changes++;
+	}
+	return changes;
+}
+
+/* Sweeps over the cloth triangles near the obstacle, in triangle order (Gauss-Seidel: the
+ * triangles share vertices), until one changes nothing or after SURFACE_SWEEPS.  A
+ * triangle whose three vertices the vertex passes skip has the inputs it had when the
+ * last pass left it alone, and is skipped too.  The candidates: the triangles whose box
+ * over the substep meets the obstacle's, grown by the separation. */
+static int surface_stage(sim_collide *c, const sim_world *w, const obstacle_task *task)
+{
+	const obstacle_motion *om = task->om;
+	const sim_obstacle *ob = om->ob;
+	const float h = om->h;
+	float lo[3], hi[3], r = 0.0f;
+	if (ob->def.shape == SIM_SHAPE_SPHERE)
+		r = ob->def.radius;
+	else if (ob->def.shape == SIM_SHAPE_CAPSULE)
+		r = ob->def.half_height + ob->def.radius;
+	else
+		r = glm_vec3_norm((float *)ob->def.half_extents);
+	float max_sep = 0.0f;
+	for (int i = 0; i < w->n; i++)
+		max_sep = c->sep[i] > max_sep ? c->sep[i] : max_sep;
+	r += max_sep + ob->def.thickness;
+	r *= 1.0f + 1e-5f; /* a ball about its position holds the solid and the separation */
+	float spin = glm_vec3_norm((float *)ob->def.angular_velocity) * h * (r - max_sep - ob->def.thickness);
+	for (int k = 0; k < 3; k++) {
+		lo[k] = fminf(om->p0[k], om->p1[k]) - r;
+		hi[k] = fmaxf(om->p0[k], om->p1[k]) + r;
+	}
+	double obstacle_travel = (double)glm_vec3_distance((float *)om->p0, (float *)om->p1) + (double)spin;
+	/* A triangle's box misses the obstacle's exactly when all three of its vertices' paths
+	 * lie beyond one same face of it: a mask per vertex, and an and per triangle, instead
+	 * of a box per triangle (a fine cloth has twice as many triangles as vertices).  Two
+	 * more bits leave out, the same way, the triangles of three kinematic or held vertices
+	 * and those of three vertices the vertex passes skip. */
+	bool any = false;
+	for (int i = 0; i < w->n; i++) {
+		const float *a = c->x0[i], *d = c->vbar[i];
+		unsigned m = 0;
+		for (int k = 0; k < 3; k++) {
+			float b = a[k] + h * d[k];
+			m |= (unsigned)(a[k] < lo[k] && b < lo[k]) << (2 * k);
+			m |= (unsigned)(a[k] > hi[k] && b > hi[k]) << (2 * k + 1);
+		}
+		m |= (unsigned)(a[3] == 0.0f) << SURF_FIXED;
+		m |= (unsigned)(c->obst_skip[i] != 0) << SURF_SKIPPED;
+		any = any || !c->obst_skip[i];
+		c->surf_out[i] = (unsigned char)m;
+	}
+	if (!any)
+		return 0; /* every triangle has three skipped vertices */
+	int changes = 0;
+	for (int sweep_no = 0; sweep_no < SURFACE_SWEEPS; sweep_no++) {
+		int moved = 0;
+		for (int t = 0; t < w->triangle_count; t++) {
+			const int *v = w->triangles + 3 * (size_t)t;
+			if (c->surf_out[v[0]] & c->surf_out[v[1]] & c->surf_out[v[2]])
+				continue;
+			double disp = 0.0;
+			for (int j = 0; j < 3; j++) {
+				const float *a = c->x0[v[j]], *d = c->vbar[v[j]];
+				double l2 = 0.0;
+				for (int k = 0; k < 3; k++) {
+					float b = a[k] + h * d[k];
+					l2 += (double)(b - a[k]) * (double)(b - a[k]);
+				}
+				disp = fmax(disp, sqrt(l2));
+			}
+			changes += surface_triangle_pass(c, task, v, disp + obstacle_travel, &moved);
+		}
+		if (!moved)
+			break;
+	}
+	return changes;
+}
+
+/* The obstacles whose solid the cloth's triangles are kept out of by surface_stage; a
+ * plane needs no more than its triangles, since a triangle is nearest to it at a vertex,
+ * and a mesh has only its triangles. */
+static bool surface_shape(const sim_obstacle *ob)
+{
+	return ob->def.shape == SIM_SHAPE_SPHERE || ob->def.shape == SIM_SHAPE_CAPSULE ||
+	       ob->def.shape == SIM_SHAPE_BOX;
+}
+
+/* Keeps every free cloth vertex outside spheres and capsules over its whole
  * path: the first time its distance falls below the separation, its velocity relative
  * to the obstacle loses the normal approach and friction acts on the rest; a vertex
  * that would end too close is moved out along the normal.  Each vertex is on its own,
  * so blocks of vertices run in parallel (but in order while the debug log records).
  * With again, only the vertices whose mean velocity changed since the substep's last
- * pass, or that it changed (obstacle_block).  Returns the number of changes made. */
+ * pass, or that it changed (obstacle_block).  Then, for spheres, capsules and boxes, the
+ * triangles near them (surface_stage, on the calling thread).  Returns the number of
+ * changes made. */
 static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again, bool save)
 {
 	int touched = 0;
@@ -4284,14 +4568,14 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again
 	int counts_local[64], *counts = nblocks <= 64 ? counts_local : malloc(sizeof(int) * (size_t)nblocks);
 	int last_k = -1, first_k = -1;
 	for (int k = 0; k < w->obstacle_count; k++) {
-		if (!sim_obstacle_has_triangles(&w->obstacles[k])) {
+		if (surface_shape(&w->obstacles[k])) {
 			first_k = first_k < 0 ? k : first_k;
 			last_k = k;
 		}
 	}
 	for (int k = 0; k < w->obstacle_count; k++) {
 		const sim_obstacle *ob = &w->obstacles[k];
-		if (sim_obstacle_has_triangles(ob))
+		if (!surface_shape(ob))
 			continue;
 		obstacle_motion om = {.ob = ob, .index = k, .h = h, .still = true, .no_spin = true};
 		for (int j = 0; j < 3; j++)
@@ -4307,14 +4591,18 @@ static int obstacle_pass(sim_collide *c, const sim_world *w, float h, bool again
 		om.plain_sphere = ob->def.shape == SIM_SHAPE_SPHERE && memcmp(om.m0, identity, sizeof identity) == 0 &&
 		                  memcmp(om.m1, identity, sizeof identity) == 0;
 		/* the debug log records every vertex that comes near, so it skips none */
-		obstacle_task task = {c, &om, w->n, k == first_k, k == last_k, again && !c->log, save, counts};
+		obstacle_task task = {c,    &om, w->n, k == first_k, k == last_k, again && !c->log, save,
+		                      !sim_obstacle_has_triangles(ob), counts};
 		if (c->log || !counts) {
 			touched += obstacle_block(&task, 0, w->n);
-			continue;
+		} else {
+			sim_parallel_for(w, obstacle_range, nblocks, 1, &task);
+			for (int blk = 0; blk < nblocks; blk++)
+				touched += counts[blk];
 		}
-		sim_parallel_for(w, obstacle_range, nblocks, 1, &task);
-		for (int blk = 0; blk < nblocks; blk++)
-			touched += counts[blk];
+		/* the triangles after the vertices: a vertex the vertex test moved out is one
+		 * corner fewer for the triangles to push */
+		touched += surface_stage(c, w, &task);
 	}
 	if (counts != counts_local)
 		free(counts);

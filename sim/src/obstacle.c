@@ -731,3 +731,255 @@ sim_result sim_world_obstacle_pose(const sim_world *w, int obstacle, vec3 out_po
 	memcpy(out_orientation, o->orientation, sizeof o->orientation);
 	return SIM_OK;
 }
+
+/* ---- a triangle against a convex obstacle --------------------------------------------------- */
+
+static void local_point(const double m[3][3], const vec3 position, const double p[3], double out[3])
+{
+	double d[3];
+	for (int k = 0; k < 3; k++)
+		d[k] = p[k] - (double)position[k];
+	rotate_transposed(m, d, out);
+}
+
+/* Whether the closed segment s0 s1 crosses the triangle's interior or boundary: the ends
+ * strictly on opposite sides of its plane, and the segment's line through the triangle
+ * (the three orientations about it agree).  Exact, so a segment grazing an edge cannot be
+ * taken for one that misses. */
+static bool segment_crosses_triangle(const double s0[3], const double s1[3], const double t[3][3], double out_w[3])
+{
+	int o0 = sim_geom_orient3d(t[0], t[1], t[2], s0), o1 = sim_geom_orient3d(t[0], t[1], t[2], s1);
+	if (o0 == 0 || o1 == 0 || o0 == o1)
+		return false;
+	int e0 = sim_geom_orient3d(s0, s1, t[1], t[2]), e1 = sim_geom_orient3d(s0, s1, t[2], t[0]),
+	    e2 = sim_geom_orient3d(s0, s1, t[0], t[1]);
+	if ((e0 < 0 || e1 < 0 || e2 < 0) && (e0 > 0 || e1 > 0 || e2 > 0))
+		return false;
+	/* where it crosses: the line's point in the plane, as the triangle's weights */
+	double n[3], ab[3], ac[3], d[3];
+	for (int k = 0; k < 3; k++) {
+		ab[k] = t[1][k] - t[0][k];
+		ac[k] = t[2][k] - t[0][k];
+		d[k] = s1[k] - s0[k];
+	}
+	cross3d(ab, ac, n);
+	double den = dot3d(n, d), s = 0.0;
+	if (den != 0.0) {
+		double a0[3] = {t[0][0] - s0[0], t[0][1] - s0[1], t[0][2] - s0[2]};
+		s = dot3d(n, a0) / den;
+		s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+	}
+	double p[3];
+	for (int k = 0; k < 3; k++)
+		p[k] = s0[k] + s * d[k];
+	sim_geom_point_triangle(p, t[0], t[1], t[2], out_w);
+	return true;
+}
+
+/* Closest points of the segment s0 s1 and the triangle t: their distance, the triangle's
+ * point as weights and the segment's point.  0 where they cross. */
+static double segment_triangle(const double s0[3], const double s1[3], const double t[3][3], double w[3],
+                               double q[3])
+{
+	if (segment_crosses_triangle(s0, s1, t, w)) {
+		for (int k = 0; k < 3; k++)
+			q[k] = w[0] * t[0][k] + w[1] * t[1][k] + w[2] * t[2][k];
+		return 0.0;
+	}
+	double best = INFINITY, wt[3];
+	const double *ends[2] = {s0, s1};
+	for (int e = 0; e < 2; e++) {
+		double d2 = sim_geom_point_triangle(ends[e], t[0], t[1], t[2], wt);
+		if (d2 < best) {
+			best = d2;
+			memcpy(w, wt, sizeof wt);
+			memcpy(q, ends[e], sizeof(double) * 3);
+		}
+	}
+	for (int e = 0; e < 3; e++) {
+		int i = e, j = (e + 1) % 3;
+		double s, u;
+		double d2 = sim_geom_segment_segment(s0, s1, t[i], t[j], &s, &u);
+		if (d2 < best) {
+			best = d2;
+			w[0] = w[1] = w[2] = 0.0;
+			w[i] = 1.0 - u;
+			w[j] = u;
+			for (int k = 0; k < 3; k++)
+				q[k] = s0[k] + s * (s1[k] - s0[k]);
+		}
+	}
+	return sqrt(best);
+}
+
+/* Whether the closed segment meets the box |x_k| <= h_k (slabs, in double). */
+static bool segment_meets_box(const float h[3], const double a[3], const double b[3])
+{
+	double lo = 0.0, hi = 1.0;
+	for (int k = 0; k < 3; k++) {
+		double d = b[k] - a[k], hk = h[k];
+		if (d == 0.0) {
+			if (a[k] < -hk || a[k] > hk)
+				return false;
+			continue;
+		}
+		double t0 = (-hk - a[k]) / d, t1 = (hk - a[k]) / d;
+		if (t0 > t1) {
+			double s = t0;
+			t0 = t1;
+			t1 = s;
+		}
+		lo = t0 > lo ? t0 : lo;
+		hi = t1 < hi ? t1 : hi;
+		if (lo > hi)
+			return false;
+	}
+	return true;
+}
+
+static void box_clamp(const float h[3], const double p[3], double out[3])
+{
+	for (int k = 0; k < 3; k++) {
+		double hk = h[k];
+		out[k] = p[k] < -hk ? -hk : (p[k] > hk ? hk : p[k]);
+	}
+}
+
+/* Closest points of the box |x_k| <= h_k and the triangle t (local frame): the
+ * distance, the triangle's point as weights, the box's point; 0 where they meet.  Two
+ * disjoint convex polyhedra are nearest at a vertex of one against the other or at two
+ * edges, so the triangle's corners against the box, the box's corners against the
+ * triangle and the edge pairs cover it; they meet exactly when a corner of the triangle is
+ * in the box, an edge of the triangle meets it, or an edge of the box crosses the
+ * triangle. */
+static double box_triangle(const float h[3], const double t[3][3], double w[3], double q[3])
+{
+	double corner[8][3];
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 3; k++)
+			corner[i][k] = (i >> k) & 1 ? (double)h[k] : -(double)h[k];
+	for (int e = 0; e < 3; e++) {
+		const double *a = t[e], *b = t[(e + 1) % 3];
+		if (segment_meets_box(h, a, b)) {
+			/* a point of the edge in the box: its clamp onto the segment's slab interval is
+			 * not needed for a distance of 0; the weights of the nearer end do */
+			w[0] = w[1] = w[2] = 0.0;
+			w[e] = 1.0;
+			box_clamp(h, a, q);
+			return 0.0;
+		}
+	}
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 3; k++) {
+			int j = i ^ (1 << k);
+			if (j < i)
+				continue;
+			if (segment_crosses_triangle(corner[i], corner[j], t, w)) {
+				for (int a = 0; a < 3; a++)
+					q[a] = w[0] * t[0][a] + w[1] * t[1][a] + w[2] * t[2][a];
+				return 0.0;
+			}
+		}
+	double best = INFINITY, wt[3];
+	for (int e = 0; e < 3; e++) {
+		double c[3];
+		box_clamp(h, t[e], c);
+		double d[3] = {t[e][0] - c[0], t[e][1] - c[1], t[e][2] - c[2]};
+		double d2 = dot3d(d, d);
+		if (d2 < best) {
+			best = d2;
+			w[0] = w[1] = w[2] = 0.0;
+			w[e] = 1.0;
+			memcpy(q, c, sizeof c);
+		}
+	}
+	for (int i = 0; i < 8; i++) {
+		double d2 = sim_geom_point_triangle(corner[i], t[0], t[1], t[2], wt);
+		if (d2 < best) {
+			best = d2;
+			memcpy(w, wt, sizeof wt);
+			memcpy(q, corner[i], sizeof(double) * 3);
+		}
+	}
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 3; k++) {
+			int j = i ^ (1 << k);
+			if (j < i)
+				continue;
+			for (int e = 0; e < 3; e++) {
+				int a = e, b = (e + 1) % 3;
+				double s, u;
+				double d2 = sim_geom_segment_segment(corner[i], corner[j], t[a], t[b], &s, &u);
+				if (d2 < best) {
+					best = d2;
+					w[0] = w[1] = w[2] = 0.0;
+					w[a] = 1.0 - u;
+					w[b] = u;
+					for (int m = 0; m < 3; m++)
+						q[m] = corner[i][m] + s * (corner[j][m] - corner[i][m]);
+				}
+			}
+		}
+	return sqrt(best);
+}
+
+double sim_obstacle_triangle_distance(const sim_obstacle *o, const vec3 position, const double m[3][3],
+                                      const double tri[3][3], double out_w[3], double out_n[3])
+{
+	double t[3][3], w[3] = {1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0}, q[3] = {0.0, 0.0, 0.0}, dist = INFINITY, r = 0.0;
+	for (int v = 0; v < 3; v++)
+		local_point(m, position, tri[v], t[v]);
+	switch (o->def.shape) {
+	case SIM_SHAPE_SPHERE: {
+		double centre[3] = {0.0, 0.0, 0.0};
+		dist = sqrt(sim_geom_point_triangle(centre, t[0], t[1], t[2], w));
+		r = o->def.radius;
+		break;
+	}
+	case SIM_SHAPE_CAPSULE: {
+		double s0[3] = {0.0, -(double)o->def.half_height, 0.0}, s1[3] = {0.0, (double)o->def.half_height, 0.0};
+		dist = segment_triangle(s0, s1, t, w, q);
+		r = o->def.radius;
+		break;
+	}
+	case SIM_SHAPE_BOX: dist = box_triangle(o->def.half_extents, t, w, q); break;
+	default:
+		/* planes and meshes meet triangles through the triangle pipeline */
+		out_w[0] = out_w[1] = out_w[2] = 1.0 / 3.0;
+		out_n[0] = 0.0, out_n[1] = 1.0, out_n[2] = 0.0;
+		return INFINITY;
+	}
+	/* from the obstacle's nearest point to the triangle's; where they coincide (the
+	 * triangle reaches the centre, the axis or into the box) the face normal, turned
+	 * away from the obstacle's centre */
+	double p[3], d[3], n[3];
+	for (int k = 0; k < 3; k++) {
+		p[k] = w[0] * t[0][k] + w[1] * t[1][k] + w[2] * t[2][k];
+		d[k] = p[k] - q[k];
+	}
+	double l = len3d(d);
+	if (dist > 0.0 && l > 0.0) {
+		for (int k = 0; k < 3; k++)
+			n[k] = d[k] / l;
+	} else {
+		double ab[3], ac[3], fn[3];
+		for (int k = 0; k < 3; k++) {
+			ab[k] = t[1][k] - t[0][k];
+			ac[k] = t[2][k] - t[0][k];
+		}
+		cross3d(ab, ac, fn);
+		double fl = len3d(fn), centroid[3];
+		for (int k = 0; k < 3; k++)
+			centroid[k] = (t[0][k] + t[1][k] + t[2][k]) / 3.0;
+		if (fl > 0.0) {
+			double s = dot3d(fn, centroid) < 0.0 ? -1.0 : 1.0;
+			for (int k = 0; k < 3; k++)
+				n[k] = s * fn[k] / fl;
+		} else {
+			n[0] = 0.0, n[1] = 1.0, n[2] = 0.0;
+		}
+	}
+	rotate(m, n, out_n);
+	memcpy(out_w, w, sizeof w);
+	return dist - r;
+}

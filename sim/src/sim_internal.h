@@ -296,6 +296,14 @@ float sim_obstacle_distance_in(const sim_obstacle *o, const vec3 position, const
  * when the rotation is exactly the identity (a rotation only adds rounding to a sphere's
  * distance, and the identity adds none). */
 float sim_obstacle_sphere_distance(const sim_obstacle *o, const vec3 position, const vec3 p);
+/* Distance from the triangle tri (world, double) to a sphere's, capsule's or box's solid
+ * at a pose (rotation from sim_obstacle_frame): negative down to minus the radius for a
+ * sphere or capsule whose centre set the triangle comes closer to than the radius, 0
+ * where it meets a box; INFINITY for other shapes.  out_w: the weights of the triangle's
+ * nearest point; out_n: the unit direction from the obstacle to it (the face normal,
+ * turned away from the obstacle's centre, where the two points coincide). */
+double sim_obstacle_triangle_distance(const sim_obstacle *o, const vec3 position, const double rotation[3][3],
+                                      const double tri[3][3], double out_w[3], double out_n[3]);
 /* Velocity of the obstacle's material point at p (linear + angular x (p - position)). */
 void sim_obstacle_point_velocity(const sim_obstacle *o, const vec3 position, const vec3 p, vec3 out);
 

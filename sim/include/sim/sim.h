@@ -375,6 +375,14 @@ float sim_world_pair_friction(const sim_world *world, sim_body a, sim_body b);
  * 1e-6 m below its surface).  Either pointer may be NULL.  Costs a hierarchy traversal:
  * a check for tests and `tela run --check`, not for every frame. */
 void sim_world_check(const sim_world *world, int *out_intersections, int *out_vertices_inside);
+/* Counts, for the current state, cloth triangles that come closer to a sphere, capsule or
+ * box than their separation (half the cloth's thickness plus the obstacle's) less
+ * tolerance, measured from the whole triangle (its nearest point, not its vertices), or
+ * that cross a triangle of a mesh obstacle (exact predicates); planes need no more than
+ * sim_world_check's vertices.  out_min_clearance (may be NULL): the least distance less
+ * separation over the triangles and obstacles measured, INFINITY without any.  -1 out of
+ * memory. */
+int sim_world_check_surface(const sim_world *world, double tolerance, double *out_min_clearance);
 
 /* ---- stepping ------------------------------------------------------------------------------- */
 
