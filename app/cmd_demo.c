@@ -347,6 +347,8 @@ static int run_headless(const demo_args *a, bool forced)
 		snprintf(out, sizeof out, "%s", a->out);
 	else
 		snprintf(out, sizeof out, "tela-%s.png", l->scene);
+	/* the picture is of the end: framed where the cloth went, not where it started */
+	demo_fit_view(d);
 	demo_draw(d);
 	int rc = demo_screenshot(d, out);
 	int w, h;

@@ -1,5 +1,8 @@
 # The interactive demo (issue 5): camera math, and the demo itself headless.
 tela_add_test(test_camera SOURCES test_camera.c LIBS tela_demo_core PkgConfig::CGLM LABELS unit)
+# The home view fitted to every built-in scene, the pointer's size, and which debug labels
+# and lines are drawn (pure math, no window).
+tela_add_test(test_framing SOURCES test_framing.c LIBS tela_demo_core PkgConfig::CGLM LABELS unit)
 
 # The demo through SDL events (offscreen, or under Xvfb when DISPLAY is set).
 tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
