@@ -823,8 +823,26 @@ static void overlay_focus(const demo *d, const view_basis *b, const float rect[4
 	focus[0] = rect[0] + 0.5f * rect[2], focus[1] = rect[1] + 0.5f * rect[3];
 }
 
-/* The debug views' vertex ids and velocity arrows, projected to pixels: arrows at every
- * vertex in the 3-D view, ids at the few nearest the focus that stay legible. */
+/* Keeps the arrows whose bases ov_pick_labels chooses (nearest the focus, apart, capped). */
+static int thin_arrows(float (*arrows)[4], int count, const float rect[4], const float focus[2])
+{
+	float(*bases)[2] = malloc(sizeof *bases * (size_t)(count > 0 ? count : 1));
+	if (!bases)
+		return count < OV_ARROW_CAP ? count : OV_ARROW_CAP;
+	for (int i = 0; i < count; i++)
+		bases[i][0] = arrows[i][0], bases[i][1] = arrows[i][1];
+	int chosen[OV_ARROW_CAP];
+	float kept[OV_ARROW_CAP][4];
+	int n = ov_pick_labels((const float(*)[2])bases, count, rect, focus, OV_ARROW_CAP, OV_ARROW_SPACING, chosen);
+	for (int i = 0; i < n; i++)
+		memcpy(kept[i], arrows[chosen[i]], sizeof kept[i]);
+	memcpy(arrows, kept, sizeof kept[0] * (size_t)n);
+	free(bases);
+	return n;
+}
+
+/* The debug views' vertex ids and velocity arrows, projected to pixels, in the 3-D view:
+ * the few ids and the thinned arrows nearest the focus that stay legible. */
 static void fill_overlay(demo *d, panel_overlay *o)
 {
 	*o = (panel_overlay){.arrows = (const float(*)[4])d->arrows, .arrow_width = d->arrow_width,
@@ -854,10 +872,13 @@ static void fill_overlay(demo *d, panel_overlay *o)
 			}
 		}
 	}
+	float focus[2];
+	overlay_focus(d, &b, o->clip, focus);
+	if (arrows > 0)
+		arrows = thin_arrows(d->arrows, arrows, o->clip, focus);
 	if (labels > 0) {
-		float focus[2], xy[OV_LABEL_CAP][2];
+		float xy[OV_LABEL_CAP][2];
 		int chosen[OV_LABEL_CAP], ids[OV_LABEL_CAP];
-		overlay_focus(d, &b, o->clip, focus);
 		int n = ov_pick_labels((const float(*)[2])d->labels, labels, o->clip, focus, OV_LABEL_CAP, OV_LABEL_SPACING,
 		                       chosen);
 		for (int i = 0; i < n; i++)

@@ -10,6 +10,10 @@
 /* Vertex ids drawn at most, and the least distance between two of them, pixels. */
 enum { OV_LABEL_CAP = 40 };
 #define OV_LABEL_SPACING 22.0f
+/* Velocity arrows drawn at most, and the least distance between their bases, pixels: a
+ * thinned field reads as a flow, an arrow at each of a thousand vertices as a smear. */
+enum { OV_ARROW_CAP = 300 };
+#define OV_ARROW_SPACING 12.0f
 /* Debug segments drawn at most (the grab force comes on top). */
 enum { OV_SEGMENT_CAP = 300 };
 

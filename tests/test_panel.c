@@ -392,7 +392,7 @@ static void test_panel_fits_default_window(void)
 	/* vertex ids and every pair view on, once the cloth lies on the floor */
 	panel_model m;
 	demo_panel_model(d, &m);
-	m.vertex_ids = true;
+	m.vertex_ids = m.velocity_arrows = true;
 	m.debug_broad = m.debug_narrow = true;
 	m.debug_changed = true;
 	CHECK(demo_apply_panel(d, &m));
@@ -412,6 +412,14 @@ static void test_panel_fits_default_window(void)
 		CHECK(l[0] >= c[0] && l[0] < c[0] + c[2] && l[1] >= c[1] && l[1] < c[1] + c[3]);
 		for (int j = 0; j < i; j++)
 			CHECK(hypotf(l[0] - m.overlay.labels[j][0], l[1] - m.overlay.labels[j][1]) >= OV_LABEL_SPACING);
+	}
+	CHECK_MSG(m.overlay.arrow_count > 0 && m.overlay.arrow_count <= OV_ARROW_CAP, "%d arrows",
+	          m.overlay.arrow_count);
+	for (int i = 0; i < m.overlay.arrow_count; i++) {
+		const float *a = m.overlay.arrows[i];
+		CHECK(a[0] >= c[0] && a[0] < c[0] + c[2] && a[1] >= c[1] && a[1] < c[1] + c[3]);
+		for (int j = 0; j < i; j++)
+			CHECK(hypotf(a[0] - m.overlay.arrows[j][0], a[1] - m.overlay.arrows[j][1]) >= OV_ARROW_SPACING);
 	}
 	/* a kept segment is not off the view entirely (both ends beyond one side) */
 	for (int i = 0; i < m.overlay.segment_count; i++) {
