@@ -417,6 +417,8 @@ static int run_headless(const demo_args *a, bool forced)
 	bool stopped = stop_requested();
 	int rc = 0;
 	if (!stopped) {
+		/* the picture is of the end: framed where the cloth went, not where it started */
+		demo_fit_view(d);
 		demo_draw(d);
 		rc = demo_screenshot(d, out);
 	}

@@ -9,7 +9,9 @@
 
 #include "device_thread.h"
 #include "events.h"
+#include "framing.h"
 #include "gl_window.h"
+#include "overlay.h"
 #include "panel.h"
 #include "png_io.h"
 #include "stop.h"
@@ -27,10 +29,6 @@
 
 /* A vertex is picked when the cursor ray passes within this many pixels of it. */
 static const float PICK_PIXELS = 9.0f;
-/* Vertex ids are written at every vertex on screen below this many, otherwise only near
- * the cursor: thousands of labels are unreadable and cost more than the frame. */
-static const int ID_LABELS_ALL = 2000;
-static const float ID_LABELS_NEAR_PIXELS = 60.0f;
 /* After the panel or a key changes the world settings, the panel shows what was sent for
  * this long instead of the snapshot's settings, which lag by up to a step (a long one
  * in slow motion) and would make a dragged slider jump back. */
@@ -75,6 +73,7 @@ struct demo {
 	float (*segments)[5]; /* debug view scratch, grown as needed */
 	int segment_count, segment_capacity;
 	float arrow_length, arrow_width;
+	float pointer_length;  /* the cone, m, from the scene's size */
 	int panel_frames;
 	sim_world_def def;      /* as last sent; shown while DEF_HOLD_NS has not passed */
 	uint64_t def_sent_ns;
@@ -91,6 +90,7 @@ struct demo {
 	double render_fps;
 	/* the pointer */
 	float cursor[2];
+	bool cursor_seen;    /* a mouse event has placed the cursor (before one, it is no place) */
 	float pointer[3], pointer_velocity[3];
 	float depth;        /* of the pointer plane, along the view direction, m */
 	bool scripted;      /* demo_set_pointer took over from the cursor */
@@ -183,6 +183,30 @@ static void clear_plots(demo *d)
  * panel state of a fresh start. */
 static void send_debug(demo *d);
 
+/* The camera's home: the scene file's direction of view, fitted to the scene's box in
+ * the part of the window the panel leaves free (as the newest snapshot has the cloth);
+ * the pointer sized to the box. */
+static void home_view(demo *d)
+{
+	const st_layout *l = d->layout;
+	float eye[3], target[3], lo[3], hi[3];
+	memcpy(eye, l->camera_position, sizeof eye);
+	memcpy(target, l->camera_target, sizeof target);
+	d->pointer_length = 0.0f;
+	const st_snapshot *s = d->snapshot;
+	if (frame_scene_bounds(l, (const float(*)[4])s->positions, s->vertex_count,
+	                       (const float(*)[7])s->obstacle_pose, s->def.gravity, lo, hi)) {
+		int w, h;
+		demo_window_size(d, &w, &h);
+		float rect[4] = {0.0f, 0.0f, (float)w, (float)h};
+		if (d->options.panel && d->show_panel)
+			rect[2] = fmaxf(0.25f * (float)w, (float)w - panel_reserved_width((float)w));
+		frame_fit(lo, hi, l->camera_fov, w, h, rect, 0.08f, eye, target);
+		d->pointer_length = frame_pointer_length(lo, hi);
+	}
+	cam_init(&d->camera, eye, target, l->camera_fov);
+}
+
 static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 {
 	st_options so = st_options_default();
@@ -222,11 +246,11 @@ static bool start_scene(demo *d, char *error, int error_size, int *exit_code)
 	}
 	reset_materials(d);
 	d->object = 0;
-	cam_init(&d->camera, d->layout->camera_position, d->layout->camera_target, d->layout->camera_fov);
-	d->depth = d->camera.distance;
 	d->hover = d->grabbed = -1;
 	d->scripted = d->orbiting = d->panning = false;
 	d->snapshot = st_latest(d->sim);
+	home_view(d);
+	d->depth = d->camera.distance;
 	d->def = d->snapshot->def;
 	d->def_sent_ns = 0;
 	clear_plots(d);
@@ -736,6 +760,7 @@ static bool handle_events(demo *d)
 		case SDL_MOUSEMOTION: {
 			float dx = (float)e.motion.xrel, dy = (float)e.motion.yrel;
 			d->cursor[0] = (float)e.motion.x, d->cursor[1] = (float)e.motion.y;
+			d->cursor_seen = true;
 			d->scripted = d->scripted && d->grabbed < 0 && !(e.motion.state & SDL_BUTTON_LMASK);
 			if (d->orbiting)
 				cam_rotate(&d->camera, dx, dy);
@@ -816,11 +841,57 @@ static bool cursor_over_panel(const demo *d)
 	       d->cursor[0] < r[0] + r[2] && d->cursor[1] < r[1] + r[3];
 }
 
-/* The debug views' vertex ids and velocity arrows, projected to pixels. */
+/* The 3-D view's rectangle: the window less the panel beside it. */
+static void view_rect(const demo *d, float rect[4])
+{
+	int w, h;
+	demo_window_size(d, &w, &h);
+	rect[0] = 0.0f, rect[1] = 0.0f, rect[2] = (float)w, rect[3] = (float)h;
+	float r[4];
+	if (d->panel && d->show_panel)
+		rect[2] = panel_rect(d->panel, r) ? fmaxf(0.0f, r[0]) : fmaxf(0.0f, (float)w - panel_reserved_width((float)w));
+}
+
+/* Where the user looks: the pointer when a stylus or a script moves it, else the cursor
+ * over the 3-D view, else the view's centre. */
+static void overlay_focus(const demo *d, const view_basis *b, const float rect[4], float focus[2])
+{
+	if (d->device || d->scripted) {
+		const float *p = d->device ? d->device_status.output.drawn : d->pointer;
+		if (project(b, p, &focus[0], &focus[1]) && ov_inside(rect, focus[0], focus[1]))
+			return;
+	} else if (d->cursor_seen && ov_inside(rect, d->cursor[0], d->cursor[1])) {
+		focus[0] = d->cursor[0], focus[1] = d->cursor[1];
+		return;
+	}
+	focus[0] = rect[0] + 0.5f * rect[2], focus[1] = rect[1] + 0.5f * rect[3];
+}
+
+/* Keeps the arrows whose bases ov_pick_labels chooses (nearest the focus, apart, capped). */
+static int thin_arrows(float (*arrows)[4], int count, const float rect[4], const float focus[2])
+{
+	float(*bases)[2] = malloc(sizeof *bases * (size_t)(count > 0 ? count : 1));
+	if (!bases)
+		return count < OV_ARROW_CAP ? count : OV_ARROW_CAP;
+	for (int i = 0; i < count; i++)
+		bases[i][0] = arrows[i][0], bases[i][1] = arrows[i][1];
+	int chosen[OV_ARROW_CAP];
+	float kept[OV_ARROW_CAP][4];
+	int n = ov_pick_labels((const float(*)[2])bases, count, rect, focus, OV_ARROW_CAP, OV_ARROW_SPACING, chosen);
+	for (int i = 0; i < n; i++)
+		memcpy(kept[i], arrows[chosen[i]], sizeof kept[i]);
+	memcpy(arrows, kept, sizeof kept[0] * (size_t)n);
+	free(bases);
+	return n;
+}
+
+/* The debug views' vertex ids and velocity arrows, projected to pixels, in the 3-D view:
+ * the few ids and the thinned arrows nearest the focus that stay legible. */
 static void fill_overlay(demo *d, panel_overlay *o)
 {
 	*o = (panel_overlay){.arrows = (const float(*)[4])d->arrows, .arrow_width = d->arrow_width,
 	                     .labels = (const float(*)[2])d->labels, .label_ids = d->label_ids};
+	view_rect(d, o->clip);
 	if (!d->vertex_ids && !d->velocity_arrows)
 		return;
 	const st_snapshot *s = d->snapshot;
@@ -829,7 +900,7 @@ static void fill_overlay(demo *d, panel_overlay *o)
 	int labels = 0, arrows = 0;
 	for (int v = 0; v < s->vertex_count; v++) {
 		float x, y;
-		if (!project(&b, s->positions[v], &x, &y) || x < 0.0f || y < 0.0f || x >= (float)b.w || y >= (float)b.h)
+		if (!project(&b, s->positions[v], &x, &y) || !ov_inside(o->clip, x, y))
 			continue;
 		if (d->vertex_ids) {
 			d->labels[labels][0] = x, d->labels[labels][1] = y;
@@ -845,16 +916,20 @@ static void fill_overlay(demo *d, panel_overlay *o)
 			}
 		}
 	}
-	if (labels >= ID_LABELS_ALL) {
-		int kept = 0;
-		for (int i = 0; i < labels; i++) {
-			float dx = d->labels[i][0] - d->cursor[0], dy = d->labels[i][1] - d->cursor[1];
-			if (dx * dx + dy * dy > ID_LABELS_NEAR_PIXELS * ID_LABELS_NEAR_PIXELS)
-				continue;
-			d->labels[kept][0] = d->labels[i][0], d->labels[kept][1] = d->labels[i][1];
-			d->label_ids[kept++] = d->label_ids[i];
-		}
-		labels = kept;
+	float focus[2];
+	overlay_focus(d, &b, o->clip, focus);
+	if (arrows > 0)
+		arrows = thin_arrows(d->arrows, arrows, o->clip, focus);
+	if (labels > 0) {
+		float xy[OV_LABEL_CAP][2];
+		int chosen[OV_LABEL_CAP], ids[OV_LABEL_CAP];
+		int n = ov_pick_labels((const float(*)[2])d->labels, labels, o->clip, focus, OV_LABEL_CAP, OV_LABEL_SPACING,
+		                       chosen);
+		for (int i = 0; i < n; i++)
+			xy[i][0] = d->labels[chosen[i]][0], xy[i][1] = d->labels[chosen[i]][1], ids[i] = d->label_ids[chosen[i]];
+		memcpy(d->labels, xy, sizeof xy[0] * (size_t)n);
+		memcpy(d->label_ids, ids, sizeof ids[0] * (size_t)n);
+		labels = n;
 	}
 	o->label_count = labels;
 	o->arrow_count = arrows;
@@ -988,6 +1063,11 @@ static void debug_segments(demo *d, panel_overlay *o)
 			pair_segments(d, &b);
 		if (d->debug_predicted)
 			predicted_segments(d, &b);
+		/* hundreds of pairs drawn at once are a blot: the nearest to where the user looks */
+		float rect[4], focus[2];
+		view_rect(d, rect);
+		overlay_focus(d, &b, rect, focus);
+		d->segment_count = ov_pick_segments(d->segments, d->segment_count, rect, focus, OV_SEGMENT_CAP);
 	}
 	o->segments = (const float(*)[5])d->segments;
 	o->segment_count = d->segment_count;
@@ -1268,6 +1348,7 @@ static void fill_frame(demo *d, rd_frame *out)
 		f.pointer.radius = PICK_PIXELS * pixel_size(d, d->camera.distance);
 		f.pointer.hover_vertex = d->hover;
 	}
+	f.pointer.length = d->pointer_length;
 	f.pointer.grabbed_vertex = d->snapshot->grabbed_vertex;
 	/* issue 7: the GPU integrator left this state in a buffer of its own */
 	f.cloth_buffer = d->snapshot->gpu_draw.buffer;
@@ -1484,5 +1565,10 @@ const st_snapshot *demo_snapshot(demo *d)
 }
 const st_snapshot *demo_drawn_snapshot(const demo *d) { return d->snapshot; }
 cam_orbit *demo_camera(demo *d) { return &d->camera; }
+void demo_fit_view(demo *d)
+{
+	latest(d);
+	home_view(d);
+}
 panel *demo_panel(demo *d) { return d->panel; }
 int demo_gl_errors(const demo *d) { return d->gl_errors_before + rd_gl_error_count(d->renderer); }

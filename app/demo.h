@@ -79,6 +79,10 @@ const st_snapshot *demo_snapshot(demo *d);
 /* The snapshot the last frame drew, without fetching a newer one (NULL before the first). */
 const st_snapshot *demo_drawn_snapshot(const demo *d);
 cam_orbit *demo_camera(demo *d);
+/* Makes the home view (C) fit the scene as the newest state has it: the scene file's
+ * direction of view, the cloth and the obstacles filling the part of the window beside
+ * the panel.  A scene starts with it fitted to its first state. */
+void demo_fit_view(demo *d);
 void demo_window_size(const demo *d, int *width, int *height);
 /* Pixel (origin top-left) where a world point appears. */
 void demo_project(const demo *d, const float point[3], float *x, float *y);

@@ -56,6 +56,7 @@ enum {
 	PROG_IMPLICIT,
 	PROG_STRAIN,
 	PROG_NORMALS,
+	PROG_SMOOTH_NORMALS,
 	PROG_COUNT
 };
 
@@ -76,6 +77,7 @@ struct gpu_backend {
 	bool normals_on;                        /* the normals pass after every step */
 	bool normals_valid;                     /* normals and state[B_X] hold a world's state */
 	GLuint normals;                         /* per vertex: unit normal (gpu_normals.comp) */
+	GLuint smooth_normals;                  /* the draw buffer's: those smoothed as the renderer does */
 	double *partial_host;                   /* one partial dot product per work group */
 	int spring_count;
 	GLuint state[B_STATE_COUNT];
@@ -172,6 +174,7 @@ gpu_backend *gpu_backend_create(char *error, int error_size)
 	    [PROG_IMPLICIT] = {"gpu_implicit.comp", &tela_shader_gpu_implicit_comp},
 	    [PROG_STRAIN] = {"gpu_strain.comp", &tela_shader_gpu_strain_comp},
 	    [PROG_NORMALS] = {"gpu_normals.comp", &tela_shader_gpu_normals_comp},
+	    [PROG_SMOOTH_NORMALS] = {"gpu_smooth_normals.comp", &tela_shader_gpu_smooth_normals_comp},
 	};
 	for (int p = 0; p < PROG_COUNT; p++) {
 		g->prog[p] = gpu_compile_compute(programs[p].name, *programs[p].source, error, error_size);
@@ -213,6 +216,7 @@ static void free_state(gpu_backend *g)
 	delete_buffer(&g->impl_pre);
 	delete_buffer(&g->partials);
 	delete_buffer(&g->normals);
+	delete_buffer(&g->smooth_normals);
 	g->normals_valid = false;
 	free(g->partial_host);
 	g->partial_host = NULL;
@@ -322,6 +326,7 @@ static bool reserve_state(gpu_backend *g, int n)
 		g->state[k] = make_buffer(bytes, NULL);
 	g->impl_pre = make_buffer(2 * bytes, NULL);
 	g->normals = make_buffer(bytes, NULL);
+	g->smooth_normals = make_buffer(bytes, NULL);
 	int groups = (n + GPU_GROUP - 1) / GPU_GROUP;
 	g->partials = make_buffer((GLsizeiptr)sizeof(double) * groups, NULL);
 	g->partial_host = malloc(sizeof(double) * (size_t)groups);
@@ -552,6 +557,7 @@ static void bind_all(gpu_backend *g)
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_COUNTER, g->counter);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_STRAIN_LIST, g->strain_list);
 	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_NORMALS, g->normals);
+	glBindBufferBase(GL_SHADER_STORAGE_BUFFER, GPU_BIND_SMOOTH_NORMALS, g->smooth_normals);
 }
 
 /* One pass over `count` items; the barrier makes its writes visible to the next pass. */
@@ -847,18 +853,21 @@ bool gpu_backend_normals(gpu_backend *g, const sim_world *w)
 }
 
 /* The step's final positions are the CPU's (its collisions and constraints corrected the
- * GPU's candidate): the normals pass uploads them into X and computes their normals, and
- * both are copied from there. */
+ * GPU's candidate): the normals pass uploads them into X and computes their normals, the
+ * smoothing pass smooths those as the renderer does on the CPU, and the positions and the
+ * smoothed normals are copied from there. */
 bool gpu_backend_fill_draw_buffer(gpu_backend *g, const sim_world *w, unsigned buffer)
 {
 	if (!buffer || !gpu_backend_normals(g, w))
 		return false;
 	GLsizeiptr bytes = (GLsizeiptr)sizeof(vec4) * sim_world_vertex_count(w);
-	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT); /* the kernel's writes, before the copy reads */
+	dispatch(g, PROG_SMOOTH_NORMALS, sim_world_vertex_count(w), 0); /* after the normals' barrier */
+	glUseProgram(0);
+	glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT); /* the kernels' writes, before the copy reads */
 	glBindBuffer(GL_COPY_READ_BUFFER, g->state[B_X]);
 	glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
 	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
-	glBindBuffer(GL_COPY_READ_BUFFER, g->normals);
+	glBindBuffer(GL_COPY_READ_BUFFER, g->smooth_normals);
 	glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, bytes, bytes);
 	glBindBuffer(GL_COPY_READ_BUFFER, 0);
 	glBindBuffer(GL_COPY_WRITE_BUFFER, 0);

@@ -21,6 +21,8 @@ struct panel {
 	SDL_Window *window;
 	float rect[4];      // the panel window as last built
 	bool rect_valid;
+	float scroll[3];    // scroll y, its maximum, the content's height, as last built
+	bool open_debug_views; // panel_open_debug_views: open that section in the next build
 	bool popup_open;    // a combo's list may reach beyond the panel window
 	bool drag_owned;    // the current mouse press began on ImGui
 	float mouse[2];     // wheel events carry no position
@@ -39,6 +41,8 @@ panel *panel_create(SDL_Window *window, SDL_GLContext context)
 	io.LogFilename = nullptr;
 	ImGui::StyleColorsDark();
 	ImGui::GetStyle().WindowRounding = 4.0f;
+	// drop-down lists opaque: a translucent list over the cloth is hard to read
+	ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
 	if (!ImGui_ImplSDL2_InitForOpenGL(window, context)) {
 		ImGui::DestroyContext();
 		return nullptr;
@@ -122,6 +126,17 @@ bool panel_rect(const panel *p, float rect[4])
 	return p->rect_valid;
 }
 
+float panel_reserved_width(float screen_width) { return std::fmin(340.0f, 0.42f * screen_width) + 16.0f; }
+
+void panel_open_debug_views(panel *p) { p->open_debug_views = true; }
+
+bool panel_scroll(const panel *p, float scroll[3])
+{
+	for (int k = 0; k < 3; k++)
+		scroll[k] = p->rect_valid ? p->scroll[k] : 0.0f;
+	return p->rect_valid;
+}
+
 // ---- pieces ---------------------------------------------------------------------------------
 
 static float length3(const float v[3]) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
@@ -130,7 +145,11 @@ static void overlays(const panel_overlay &o)
 {
 	// the background list: over the cloth, under the panel and the heads-up line
 	ImDrawList *dl = ImGui::GetBackgroundDrawList();
+	if (!(o.clip[2] > 0.0f && o.clip[3] > 0.0f))
+		return; // no 3-D view left to draw into
+	dl->PushClipRect(ImVec2(o.clip[0], o.clip[1]), ImVec2(o.clip[0] + o.clip[2], o.clip[1] + o.clip[3]), true);
 	const ImU32 arrow = IM_COL32(255, 200, 60, 230), text = IM_COL32(230, 240, 255, 255);
+	const ImU32 backdrop = IM_COL32(20, 22, 28, 190);
 	float head = 3.0f * o.arrow_width + 2.0f;
 	for (int i = 0; i < o.arrow_count; i++) {
 		const float *a = o.arrows[i];
@@ -169,8 +188,12 @@ static void overlays(const panel_overlay &o)
 	char id[16];
 	for (int i = 0; i < o.label_count; i++) {
 		std::snprintf(id, sizeof id, "%d", o.label_ids[i]);
-		dl->AddText(ImVec2(o.labels[i][0] + 3.0f, o.labels[i][1] - 13.0f), text, id);
+		// on a dark backdrop: light text alone is lost on a light cloth
+		ImVec2 at(o.labels[i][0] + 3.0f, o.labels[i][1] - 13.0f), size = ImGui::CalcTextSize(id);
+		dl->AddRectFilled(ImVec2(at.x - 1.0f, at.y), ImVec2(at.x + size.x + 1.0f, at.y + size.y), backdrop, 2.0f);
+		dl->AddText(at, text, id);
 	}
+	dl->PopClipRect();
 }
 
 static void hud(const panel_model &m)
@@ -483,12 +506,14 @@ void panel_build(panel *p, panel_model *model)
 		hud(m);
 	p->rect_valid = false;
 	if (m.show_panel) {
-		// on the right, so that the cloth (centred by the scene's camera) stays clickable
+		// on the right, so that the cloth (framed beside it by the start view) stays clickable
 		ImVec2 screen = ImGui::GetIO().DisplaySize;
-		float width = std::fmin(340.0f, 0.42f * screen.x);
+		float width = panel_reserved_width(screen.x) - 16.0f;
 		ImGui::SetNextWindowPos(ImVec2(screen.x - width - 8.0f, 8.0f), ImGuiCond_Always);
+		// the window's height is the screen's: what does not fit scrolls inside it
 		ImGui::SetNextWindowSize(ImVec2(width, screen.y - 16.0f), ImGuiCond_Always);
-		ImGui::SetNextWindowBgAlpha(0.85f);
+		// opaque, so that neither the cloth nor the pointer shows through the controls
+		ImGui::SetNextWindowBgAlpha(1.0f);
 		const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
 		                               ImGuiWindowFlags_NoSavedSettings;
 		if (ImGui::Begin("tela  (H hides)", nullptr, flags)) {
@@ -505,9 +530,14 @@ void panel_build(panel *p, panel_model *model)
 				world_section(m);
 			if (ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen))
 				plots_section(m);
+			if (p->open_debug_views)
+				ImGui::SetNextItemOpen(true);
+			p->open_debug_views = false;
 			if (ImGui::CollapsingHeader("Display and debug views"))
 				display_section(m);
 			ImGui::PopItemWidth();
+			p->scroll[0] = ImGui::GetScrollY(), p->scroll[1] = ImGui::GetScrollMaxY();
+			p->scroll[2] = ImGui::GetCursorPosY();
 		}
 		ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
 		p->rect[0] = pos.x, p->rect[1] = pos.y, p->rect[2] = size.x, p->rect[3] = size.y;

@@ -40,6 +40,7 @@ typedef struct panel_overlay {
 	/* the seed's debug views as coloured segments: x0 y0 x1 y1, colour (a panel_color) */
 	const float (*segments)[5];
 	int segment_count;
+	float clip[4]; /* the 3-D view (x y width height): nothing is drawn outside it */
 } panel_overlay;
 
 /* Colours of the debug segments. */
@@ -122,6 +123,20 @@ bool panel_handle_event(panel *p, const SDL_Event *event);
 void panel_begin_frame(panel *p);
 void panel_build(panel *p, panel_model *model);
 void panel_render(panel *p);
+
+/* The width the panel takes from the right of a window `screen_width` pixels wide, its
+ * margin included: the default view frames the scene in the rest. */
+float panel_reserved_width(float screen_width);
+
+/* Opens the "Display and debug views" section in the next build, as a click on its
+ * header would (for scripted use: ImGui 1.86 reads the mouse from SDL's state, which
+ * pushed events do not move). */
+void panel_open_debug_views(panel *p);
+
+/* The panel's vertical scrolling as last built: the offset, its maximum (0: the content
+ * fits) and the content's height, pixels; false when it was hidden.  The panel is as tall
+ * as the window and what does not fit scrolls inside it. */
+bool panel_scroll(const panel *p, float scroll[3]);
 
 /* The panel window's rectangle as last built (x, y, width, height in pixels); false when
  * it was hidden. */

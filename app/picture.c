@@ -1,5 +1,6 @@
 #include "picture.h"
 
+#include "framing.h"
 #include "gl_window.h"
 #include "png_io.h"
 #include "render.h"
@@ -34,6 +35,11 @@ int picture_write(const scn_scene *scene, const sim_world *world, const char *pa
 		f.background[0] = 0.16f, f.background[1] = 0.17f, f.background[2] = 0.19f;
 		memcpy(f.view.eye, layout.camera_position, sizeof f.view.eye);
 		memcpy(f.view.target, layout.camera_target, sizeof f.view.target);
+		/* the demo's home view: the scene's box fitted into the picture */
+		float lo[3], hi[3], rect[4] = {0.0f, 0.0f, (float)width, (float)height};
+		if (frame_scene_bounds(&layout, (const float(*)[4])snap.positions, snap.vertex_count,
+		                       (const float(*)[7])snap.obstacle_pose, snap.def.gravity, lo, hi))
+			frame_fit(lo, hi, layout.camera_fov, width, height, rect, 0.08f, f.view.eye, f.view.target);
 		f.view.up[1] = 1.0f;
 		f.view.fov_degrees = layout.camera_fov;
 		f.view.width = width, f.view.height = height;

@@ -60,7 +60,7 @@ enum {
 #define GRID_MAJOR_FADE_END 4.9f
 #define CONE_LENGTH 0.08f      /* the pointer, m */
 #define CONE_RADIUS 0.02f
-#define HIGHLIGHT_RADIUS 0.012f
+#define HIGHLIGHT_RADIUS 0.012f /* with a cone of CONE_LENGTH */
 #define CIRCLE_SEGMENTS 64
 #define SEEN_MAX 128
 
@@ -623,14 +623,41 @@ void rd_vertex_normals(const vec4 *positions, int vertex_count, const unsigned *
 	}
 }
 
+/* shaders/gpu_smooth_normals.comp gathers the same sums in the same triangle order for the
+ * GPU's draw buffer, so keep the two together. */
+void rd_smooth_normals(const unsigned *triangles, int triangle_count, const vec3 *normals, int vertex_count,
+                       vec3 *smoothed)
+{
+	memset(smoothed, 0, (size_t)vertex_count * sizeof(vec3));
+	for (int t = 0; t < triangle_count; t++) {
+		const unsigned *tri = triangles + 3 * (size_t)t;
+		vec3 s;
+		glm_vec3_add((float *)normals[tri[0]], (float *)normals[tri[1]], s);
+		glm_vec3_add(s, (float *)normals[tri[2]], s);
+		for (int k = 0; k < 3; k++)
+			glm_vec3_add(smoothed[tri[k]], s, smoothed[tri[k]]);
+	}
+	for (int i = 0; i < vertex_count; i++) {
+		float len = glm_vec3_norm(smoothed[i]);
+		/* opposite normals cancelling (a fold flat on itself) keep the unsmoothed one */
+		if (!(len > 1e-6f && isfinite(len))) {
+			glm_vec3_copy((float *)normals[i], smoothed[i]);
+			continue;
+		}
+		for (int k = 0; k < 3; k++)
+			smoothed[i][k] = smoothed[i][k] / len;
+	}
+}
+
 static void cloth_vertices(rd_renderer *r, const rd_cloth *c, const vec4 *positions)
 {
-	vec3 *normals = r->normal_scratch;
+	vec3 *normals = r->normal_scratch, *smoothed = r->normal_scratch + r->scratch_vertices + 1;
 	rd_vertex_normals(positions, c->vertex_count, c->triangles, c->triangle_count, normals);
+	rd_smooth_normals(c->triangles, c->triangle_count, (const vec3 *)normals, c->vertex_count, smoothed);
 	float *out = r->vertex_scratch;
 	for (int i = 0; i < c->vertex_count; i++, out += 6) {
 		memcpy(out, positions[i], 3 * sizeof(float));
-		memcpy(out + 3, normals[i], 3 * sizeof(float));
+		memcpy(out + 3, smoothed[i], 3 * sizeof(float));
 	}
 }
 
@@ -712,7 +739,7 @@ rd_renderer *rd_create(const st_layout *layout, char *error, int error_size)
 			r->scratch_vertices = src->vertex_count;
 	}
 	r->vertex_scratch = malloc((size_t)(r->scratch_vertices + 1) * 6 * sizeof(float));
-	r->normal_scratch = malloc((size_t)(r->scratch_vertices + 1) * sizeof(vec3));
+	r->normal_scratch = malloc(2 * (size_t)(r->scratch_vertices + 1) * sizeof(vec3));
 	if (!r->vertex_scratch || !r->normal_scratch) {
 		set_error(error, error_size, "out of memory");
 		goto fail;
@@ -1002,12 +1029,14 @@ static void draw_pointer_solids(const rd_renderer *r, const draw_ctx *d, const r
 	const rd_pointer *p = &f->pointer;
 	use_program(d, r->mesh_program);
 	glUniform1f(LOC_BACK_SHADE, 0.0f);
+	/* a pointer sized to the scene: an 8 cm cone would hide a 20 cm tetrahedron */
+	float scale = p->length > 0.0f && isfinite(p->length) ? p->length / CONE_LENGTH : 1.0f;
 	if (s && s->positions) {
 		int grabbed = p->grabbed_vertex >= 0 ? p->grabbed_vertex : s->grabbed_vertex;
 		if (p->hover_vertex >= 0 && p->hover_vertex < s->vertex_count && p->hover_vertex != grabbed)
-			draw_sphere_at(r, d, s->positions[p->hover_vertex], HIGHLIGHT_RADIUS, HOVER_COLOR);
+			draw_sphere_at(r, d, s->positions[p->hover_vertex], scale * HIGHLIGHT_RADIUS, HOVER_COLOR);
 		if (grabbed >= 0 && grabbed < s->vertex_count)
-			draw_sphere_at(r, d, s->positions[grabbed], 1.25f * HIGHLIGHT_RADIUS, GRAB_COLOR);
+			draw_sphere_at(r, d, s->positions[grabbed], 1.25f * scale * HIGHLIGHT_RADIUS, GRAB_COLOR);
 	}
 	if (!p->visible)
 		return;
@@ -1023,9 +1052,9 @@ static void draw_pointer_solids(const rd_renderer *r, const draw_ctx *d, const r
 	glm_vec3_cross(axis, x, y);
 	mat4 model = GLM_MAT4_IDENTITY_INIT;
 	for (int k = 0; k < 3; k++) {
-		model[0][k] = CONE_RADIUS * x[k];
-		model[1][k] = CONE_RADIUS * y[k];
-		model[2][k] = CONE_LENGTH * axis[k];
+		model[0][k] = scale * CONE_RADIUS * x[k];
+		model[1][k] = scale * CONE_RADIUS * y[k];
+		model[2][k] = scale * CONE_LENGTH * axis[k];
 		model[3][k] = p->position[k];
 	}
 	set_model(d, model);

@@ -24,6 +24,8 @@ typedef struct rd_pointer {
 	float position[3];  /* the cone's tip */
 	float direction[3]; /* unit, from the tip back along the cone */
 	float radius;       /* the bounding sphere, m */
+	float length;       /* the cone's length, m, sized to the scene (0: 8 cm); its base is a
+	                     * quarter of that across, the vertex highlights scale with it */
 	int hover_vertex;   /* -1: none; highlighted */
 	int grabbed_vertex; /* -1: none */
 } rd_pointer;
@@ -73,6 +75,11 @@ bool rd_read_rgba(int width, int height, uint8_t *rgba);
  * normals kernel (gpu_backend_normals) is checked against this. */
 void rd_vertex_normals(const vec4 *positions, int vertex_count, const unsigned *triangles, int triangle_count,
                        vec3 *normals);
+/* One pass of smoothing over each vertex's triangles: every triangle adds the sum of its
+ * three vertices' normals to each of them, and the sums are normalised.  It removes the
+ * zig-zag that folds one element wide draw along the alternating grid diagonals. */
+void rd_smooth_normals(const unsigned *triangles, int triangle_count, const vec3 *normals, int vertex_count,
+                       vec3 *smoothed);
 
 /* Frames whose cloth rd_draw sourced from rd_frame.cloth_buffer, and frames it uploaded
  * from the snapshot, since rd_create. */

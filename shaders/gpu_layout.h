@@ -43,7 +43,8 @@
 #define GPU_BIND_COUNTER 19     /* strain limiting: springs corrected in a sweep (uint) */
 #define GPU_BIND_STRAIN_LIST 20 /* strain limiting: structural and shear springs by colour (uint) */
 #define GPU_BIND_NORMALS 21     /* per vertex: the cloth's unit normal, w 0 (gpu_normals.comp) */
-#define GPU_BIND_COUNT 22
+#define GPU_BIND_SMOOTH_NORMALS 22 /* per vertex: those normals smoothed (gpu_smooth_normals.comp) */
+#define GPU_BIND_COUNT 23
 /* The most storage blocks one kernel uses (gpu_implicit.comp); GL 4.3 promises only 8 per
  * compute shader, so the backend checks GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS. */
 #define GPU_MAX_BLOCKS 14

@@ -13,6 +13,10 @@ target_compile_definitions(test_demo_files PRIVATE TELA_TEST_DATA="${CMAKE_CURRE
 set_tests_properties(test_demo_files PROPERTIES ENVIRONMENT_MODIFICATION "DISPLAY=unset:"
                      ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan.supp")
 
+# The home view fitted to every built-in scene, the pointer's size, and which debug labels
+# and lines are drawn (pure math, no window).
+tela_add_test(test_framing SOURCES test_framing.c LIBS tela_demo_core PkgConfig::CGLM LABELS unit)
+
 # The demo through SDL events (offscreen, or under Xvfb when DISPLAY is set).
 tela_add_test(test_demo SOURCES test_demo.c LIBS tela_demo LABELS render)
 target_compile_definitions(test_demo PRIVATE TELA_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data")

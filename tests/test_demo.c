@@ -106,9 +106,13 @@ static void grab_pulls_corner(int width, int height, bool with_panel, const char
 	}
 	frames(d, 1.5);
 	s = demo_snapshot(d);
-	/* the camera looks along -z from z = 1.5 with 45 degrees over `height` pixels: at the
-	 * corner's depth (1.5 m) a pixel is 2 * 1.5 * tan(22.5 deg) / height m */
-	double pixel = 2.0 * 1.5 * tan(22.5 * 3.14159265358979 / 180.0) / height;
+	/* the camera looks along -z (the scene file's direction; the start view only moves the
+	 * eye along it and sideways to fit the scene) with 45 degrees over `height` pixels: at
+	 * the corner's depth a pixel is 2 * depth * tan(22.5 deg) / height m */
+	float eye[3];
+	cam_eye(demo_camera(d), eye);
+	CHECK(fabsf(demo_camera(d)->yaw) < 1e-6f && fabsf(demo_camera(d)->pitch) < 1e-6f);
+	double pixel = 2.0 * ((double)eye[2] - start[2]) * tan(22.5 * 3.14159265358979 / 180.0) / height;
 	const float *p = s->positions[corner];
 	CHECK_MSG(fabs(p[0] - (start[0] - 60.0 * pixel)) < 0.004, "x %.4f, expected %.4f", (double)p[0],
 	          start[0] - 60.0 * pixel);

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include "demo.h"
+#include "overlay.h"
 
 #include "devices/device.h"
 
@@ -22,14 +23,14 @@
 #error "TELA_TEST_DATA must name tests/data"
 #endif
 
-static demo *open_demo(const char *scene, double rate_scale)
+static demo *open_demo_sized(const char *scene, double rate_scale, int width, int height)
 {
 	if (!getenv("DISPLAY"))
 		setenv("SDL_VIDEODRIVER", "offscreen", 1);
 	demo_options o = demo_options_default();
 	o.scene = scene;
 	o.offscreen = getenv("DISPLAY") == NULL;
-	o.width = 1000, o.height = 600;
+	o.width = width, o.height = height;
 	o.vsync = false;
 	o.rate_scale = rate_scale;
 	char error[512];
@@ -39,6 +40,8 @@ static demo *open_demo(const char *scene, double rate_scale)
 		fprintf(stderr, "demo_create: %s\n", error);
 	return d;
 }
+
+static demo *open_demo(const char *scene, double rate_scale) { return open_demo_sized(scene, rate_scale, 1000, 600); }
 
 static void frames(demo *d, int n)
 {
@@ -120,11 +123,14 @@ static void test_panel_frames_without_gl_errors(void)
 	frames(d, 30);
 	demo_panel_model(d, &m);
 	CHECK(m.vertex_ids && m.velocity_arrows && m.style == RD_SOLID_WIREFRAME);
-	CHECK_MSG(m.overlay.label_count == 400, "%d vertex ids on screen, expected all 400", m.overlay.label_count);
+	CHECK_MSG(m.overlay.label_count > 0 && m.overlay.label_count <= OV_LABEL_CAP, "%d vertex ids on screen",
+	          m.overlay.label_count);
 	CHECK_MSG(m.overlay.arrow_count > 0, "no velocity arrows");
 	CHECK_MSG(m.plots->count > 0, "the plots were not fed");
 	float r[4];
 	CHECK(panel_rect(demo_panel(d), r));
+	/* the overlays' view ends where the panel begins */
+	CHECK_NEAR(m.overlay.clip[0] + m.overlay.clip[2], r[0], 0.5);
 	CHECK_MSG(r[0] > 500.0f && r[0] + r[2] <= 1000.0f && r[2] > 100.0f && r[3] > 300.0f,
 	          "panel at %.0f %.0f, %.0f x %.0f: not on the right half", (double)r[0], (double)r[1], (double)r[2],
 	          (double)r[3]);
@@ -472,6 +478,94 @@ static void test_message_line_device(void)
 	dev_close(&src);
 }
 
+/* The window's default size, 1280 x 800, on the 1,089-vertex pile with the debug views
+ * open: the panel stays inside the window and scrolls what does not fit; the cloth starts
+ * framed beside it; vertex ids and proximity lines stay few and inside the 3-D view. */
+static void test_panel_fits_default_window(void)
+{
+	demo *d = open_demo_sized("pile", 0.0, 1280, 800);
+	REQUIRE(d != NULL);
+	panel *p = demo_panel(d);
+	REQUIRE(p != NULL);
+	frames(d, 2);
+	float r[4], sc[3];
+	REQUIRE(panel_rect(p, r));
+	CHECK_MSG(r[0] > 0.0f && r[1] >= 0.0f && r[0] + r[2] <= 1280.0f && r[1] + r[3] <= 800.0f,
+	          "panel at %.0f %.0f, %.0f x %.0f: not inside the window", (double)r[0], (double)r[1], (double)r[2],
+	          (double)r[3]);
+	/* the home view: every vertex of the cloth left of the panel, inside the window */
+	const st_snapshot *s = demo_snapshot(d);
+	int hidden = 0;
+	for (int v = 0; v < s->vertex_count; v++) {
+		float x, y;
+		demo_project(d, s->positions[v], &x, &y);
+		hidden += !(x >= 0.0f && x < r[0] && y >= 0.0f && y < 800.0f);
+	}
+	CHECK_MSG(hidden == 0, "%d of %d vertices under the panel or off the window", hidden, s->vertex_count);
+
+	/* with the last section, "Display and debug views", open the content is taller than
+	 * the panel, which keeps its place and size and scrolls */
+	REQUIRE(panel_scroll(p, sc));
+	float before = sc[2];
+	panel_open_debug_views(p);
+	frames(d, 2);
+	REQUIRE(panel_scroll(p, sc));
+	CHECK_MSG(sc[2] > before + 150.0f, "the section did not open: content %.0f px, was %.0f", (double)sc[2],
+	          (double)before);
+	float r2[4];
+	REQUIRE(panel_rect(p, r2));
+	CHECK(memcmp(r, r2, sizeof r) == 0);
+	CHECK_MSG(sc[1] > 0.0f && sc[2] > r[3], "content %.0f px in a %.0f px panel, scroll range %.0f", (double)sc[2],
+	          (double)r[3], (double)sc[1]);
+
+	/* vertex ids and every pair view on, once the cloth lies on the floor */
+	panel_model m;
+	demo_panel_model(d, &m);
+	m.vertex_ids = m.velocity_arrows = true;
+	m.debug_broad = m.debug_narrow = true;
+	m.debug_changed = true;
+	CHECK(demo_apply_panel(d, &m));
+	run_steps(d, 1500);
+	frames(d, 2);
+	s = demo_snapshot(d);
+	demo_panel_model(d, &m);
+	CHECK_MSG(s->debug_pair_count > OV_SEGMENT_CAP, "%d pairs: too few to need the cap", s->debug_pair_count);
+	CHECK_MSG(m.overlay.label_count > 0 && m.overlay.label_count <= OV_LABEL_CAP, "%d vertex ids",
+	          m.overlay.label_count);
+	CHECK_MSG(m.overlay.segment_count > 0 && m.overlay.segment_count <= OV_SEGMENT_CAP + 1, "%d segments",
+	          m.overlay.segment_count);
+	const float *c = m.overlay.clip;
+	CHECK(c[0] == 0.0f && c[1] == 0.0f && c[3] == 800.0f && c[2] <= r[0] + 0.5f);
+	for (int i = 0; i < m.overlay.label_count; i++) {
+		const float *l = m.overlay.labels[i];
+		CHECK(l[0] >= c[0] && l[0] < c[0] + c[2] && l[1] >= c[1] && l[1] < c[1] + c[3]);
+		for (int j = 0; j < i; j++)
+			CHECK(hypotf(l[0] - m.overlay.labels[j][0], l[1] - m.overlay.labels[j][1]) >= OV_LABEL_SPACING);
+	}
+	CHECK_MSG(m.overlay.arrow_count > 0 && m.overlay.arrow_count <= OV_ARROW_CAP, "%d arrows",
+	          m.overlay.arrow_count);
+	for (int i = 0; i < m.overlay.arrow_count; i++) {
+		const float *a = m.overlay.arrows[i];
+		CHECK(a[0] >= c[0] && a[0] < c[0] + c[2] && a[1] >= c[1] && a[1] < c[1] + c[3]);
+		for (int j = 0; j < i; j++)
+			CHECK(hypotf(a[0] - m.overlay.arrows[j][0], a[1] - m.overlay.arrows[j][1]) >= OV_ARROW_SPACING);
+	}
+	/* a kept segment is not off the view entirely (both ends beyond one side) */
+	for (int i = 0; i < m.overlay.segment_count; i++) {
+		const float *g = m.overlay.segments[i];
+		CHECK(!(g[0] < c[0] && g[2] < c[0]) && !(g[0] >= c[0] + c[2] && g[2] >= c[0] + c[2]) &&
+		      !(g[1] < c[1] && g[3] < c[1]) && !(g[1] >= c[1] + c[3] && g[3] >= c[1] + c[3]));
+	}
+	const char *dump = getenv("TELA_PANEL_DUMP");
+	if (dump) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/pile-debug-views.png", dump);
+		CHECK(demo_screenshot(d, path) == 0);
+	}
+	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
+	demo_destroy(&d);
+}
+
 static const test_case tests[] = {
     TEST(test_message_line),
     TEST(test_message_line_device),
@@ -481,6 +575,7 @@ static const test_case tests[] = {
     TEST(test_panel_edits_reach_simulation),
     TEST(test_keys_hide_panel_and_hud),
     TEST(test_scene_switch_keeps_window),
+    TEST(test_panel_fits_default_window),
 };
 
 TEST_MAIN(tests)

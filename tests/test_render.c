@@ -749,6 +749,106 @@ static void test_pointer_and_highlights(void)
 	rd_destroy(&r);
 }
 
+/* A pointer sized to a small scene: a cone a quarter of the default length (2 cm) covers
+ * the point 1.5 cm from its tip and not the one 5 cm from it, which the 8 cm cone does. */
+static void test_pointer_sized(void)
+{
+	grid g;
+	make_grid(&g, 3, 1.0f);
+	st_object object = cloth_object(&g, 1.0f, 0.0f, 0.0f);
+	st_layout layout = cloth_layout(&object, &g);
+	st_snapshot s = snapshot_for(g.positions, 9);
+	rd_renderer *r = create(&layout);
+	REQUIRE(r);
+	static uint8_t small[W * H * 4];
+	rd_frame f = frame_for(&s, FRONT_EYE, RD_SOLID);
+	f.pointer = (rd_pointer){.visible = true, .position = {0.3f, 0.3f, 0.2f}, .direction = {0.3f, 1.0f, 0.2f},
+	                         .length = 0.02f, .hover_vertex = -1, .grabbed_vertex = -1};
+	REQUIRE(draw(r, &f, small));
+	dump("pointer_small", small);
+	vec3 dir = {0.3f, 1.0f, 0.2f};
+	glm_vec3_normalize(dir);
+	int x, y;
+	vec3 at;
+	glm_vec3_scale(dir, 0.015f, at);
+	glm_vec3_add(f.pointer.position, at, at);
+	REQUIRE(project(&f, at, &x, &y));
+	CHECK_MSG(near_pixel(small, x, y, 1, is_cone, 0), "no cone 1.5 cm from the tip");
+	glm_vec3_scale(dir, 0.05f, at);
+	glm_vec3_add(f.pointer.position, at, at);
+	REQUIRE(project(&f, at, &x, &y));
+	CHECK_MSG(!near_pixel(small, x, y, 2, is_cone, 0), "a 2 cm cone reaches 5 cm from its tip");
+	CHECK(rd_gl_error_count(r) == 0);
+	rd_destroy(&r);
+}
+
+/* An n x n grid in the xz plane with the quad diagonals alternating as the simulation's
+ * grids have them (sim_world_add_grid), one unit per cell, counter-clockwise seen from +y. */
+static int alternating_grid(int n, vec4 *x, unsigned *tri)
+{
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < n; i++)
+			glm_vec4_copy((vec4){(float)i, 0.0f, (float)j, 1.0f}, x[j * n + i]);
+	int t = 0;
+	for (int j = 0; j + 1 < n; j++)
+		for (int i = 0; i + 1 < n; i++) {
+			unsigned a = (unsigned)(j * n + i), b = a + 1, c = a + (unsigned)n + 1, d = a + (unsigned)n;
+			unsigned q[6] = {a, d, b, b, d, c}, p[6] = {a, c, b, a, d, c};
+			memcpy(tri + 3 * t, (i + j) & 1 ? q : p, sizeof q);
+			t += 2;
+		}
+	return t;
+}
+
+/* The smoothing pass keeps a flat sheet's normals exact, and takes out the zig-zag a fold
+ * draws across the alternating diagonals.  The cloth bent up along the line x = 2 z is
+ * the same all along it: vertices at the same signed distance from the line (the same
+ * x - 2 z, a step of (2, 1) apart) should get the same normal.  But one such step changes
+ * the parity of x + z, and with it which diagonals meet at the vertex, so the piecewise
+ * flat fold and its area-weighted normals alternate along the line. */
+static void test_smoothed_normals(void)
+{
+	enum { N = 17 };
+	static vec4 x[N * N];
+	static unsigned tri[6 * N * N];
+	static vec3 raw[N * N], smooth[N * N];
+	int t = alternating_grid(N, x, tri);
+	rd_vertex_normals(x, N * N, tri, t, raw);
+	rd_smooth_normals(tri, t, (const vec3 *)raw, N * N, smooth);
+	for (int v = 0; v < N * N; v++) {
+		CHECK(raw[v][0] == 0.0f && raw[v][1] == 1.0f && raw[v][2] == 0.0f);
+		CHECK(smooth[v][0] == 0.0f && smooth[v][1] == 1.0f && smooth[v][2] == 0.0f);
+	}
+	/* the fold: the side x > 2 z lifted, rising by 1 per unit of distance from the line */
+	for (int v = 0; v < N * N; v++)
+		x[v][1] = fmaxf(0.0f, (x[v][0] - 2.0f * x[v][2]) / sqrtf(5.0f));
+	rd_vertex_normals(x, N * N, tri, t, raw);
+	rd_smooth_normals(tri, t, (const vec3 *)raw, N * N, smooth);
+	/* vertices near the line, away from the border, compared with the one a step on */
+	float spread_raw = 0.0f, spread_smooth = 0.0f;
+	for (int j = 2; j + 3 < N; j++)
+		for (int i = 2; i + 4 < N; i++) {
+			int s = i - 2 * j;
+			if (s < -2 || s > 2)
+				continue;
+			int a = j * N + i, b = (j + 1) * N + i + 2;
+			spread_raw = fmaxf(spread_raw, acosf(fminf(1.0f, glm_vec3_dot(raw[a], raw[b]))));
+			spread_smooth = fmaxf(spread_smooth, acosf(fminf(1.0f, glm_vec3_dot(smooth[a], smooth[b]))));
+		}
+	fprintf(stderr, "normals along the fold differ by up to %.2f degrees, smoothed %.2f\n",
+	        (double)glm_deg(spread_raw), (double)glm_deg(spread_smooth));
+	CHECK_MSG(spread_raw > glm_rad(5.0f), "the fold shows no zig-zag to take out (%.2f degrees)",
+	          (double)glm_deg(spread_raw));
+	CHECK(spread_smooth < 0.5f * spread_raw);
+	/* away from the fold both sides keep their exact normals: (-1, sqrt 5, 2) / sqrt 10
+	 * on the lifted side (x = 10, z = 2), +y on the flat one (x = 2, z = 10) */
+	float k = 1.0f / sqrtf(10.0f);
+	CHECK_NEAR(smooth[2 * N + 10][0], -k, 1e-6);
+	CHECK_NEAR(smooth[2 * N + 10][1], sqrtf(5.0f) * k, 1e-6);
+	CHECK_NEAR(smooth[2 * N + 10][2], 2.0f * k, 1e-6);
+	CHECK(smooth[10 * N + 2][0] == 0.0f && smooth[10 * N + 2][1] == 1.0f && smooth[10 * N + 2][2] == 0.0f);
+}
+
 /* rd_create refuses a layout whose triangles point outside their object. */
 static void test_bad_layout_rejected(void)
 {
@@ -850,6 +950,8 @@ static const test_case tests[] = {
 	TEST(test_obstacles_posed),
 	TEST(test_floor_capsule_mesh),
 	TEST(test_pointer_and_highlights),
+	TEST(test_pointer_sized),
+	TEST(test_smoothed_normals),
 	TEST(test_bad_layout_rejected),
 	TEST(test_gl_errors_counted),
 	TEST(test_png_round_trip),
