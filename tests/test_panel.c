@@ -183,8 +183,22 @@ static void test_panel_claims_only_its_own_clicks(void)
 	CHECK_MSG(demo_camera(d)->yaw == before.yaw && demo_camera(d)->pitch == before.pitch,
 	          "a drag on the panel moved the camera");
 	CHECK(demo_snapshot(d)->grabbed_vertex == -1);
-	push_drag(d, 60, 400, 5, 3);
-	CHECK_MSG(demo_camera(d)->yaw != before.yaw, "a drag on empty space did not orbit");
+	/* empty space: left of the cloth's projection, well beyond the pick's radius (the view
+	 * fits the scene, so the cloth may come near the window's edge; then below or above it) */
+	const st_snapshot *snap = demo_snapshot(d);
+	float lo[2] = {1e9f, 1e9f}, hi[2] = {-1e9f, -1e9f};
+	for (int v = 0; v < snap->vertex_count; v++) {
+		float x, y;
+		demo_project(d, snap->positions[v], &x, &y);
+		lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y), hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y);
+	}
+	int ex = (int)(0.5f * lo[0]), ey = (int)(0.5f * (lo[1] + hi[1]));
+	if (lo[0] < 30.0f)
+		ex = (int)(0.5f * (lo[0] + hi[0])), ey = hi[1] < 540.0f ? (int)hi[1] + 30 : (int)lo[1] - 30;
+	REQUIRE_MSG(ex >= 10 && ey > 60 && ey < 570, "no empty space around the cloth (%.0f..%.0f x %.0f..%.0f)",
+	            (double)lo[0], (double)hi[0], (double)lo[1], (double)hi[1]);
+	push_drag(d, ex, ey, 5, 3);
+	CHECK_MSG(demo_camera(d)->yaw != before.yaw, "a drag on empty space (%d, %d) did not orbit", ex, ey);
 	CHECK_MSG(demo_gl_errors(d) == 0, "%d GL errors", demo_gl_errors(d));
 	demo_destroy(&d);
 }
