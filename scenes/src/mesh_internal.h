@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Triangle indices are int, three per triangle; positions three floats per vertex. */
 #define SCN_MESH_MAX_ITEMS (INT_MAX / 3)
@@ -40,6 +41,12 @@ void scn_indexed_free(scn_indexed *ix);
  * counts and topology.  On failure *out is empty and err names `path`. */
 scn_status scn_indexed_finish(const scn_indexed *ix, const char *path, float tol, scn_mesh *out,
                               scn_mesh_report *report, scn_error *err);
+
+/* stl.c: opens `path`, has `write` fill it from `source` (in `form`, the writer's choice
+ * of variant), closes it; 0 or the errno of the failed call, and a failed file is removed
+ * rather than left half written. */
+int scn_write_file(const char *path, void (*write)(FILE *fp, const void *source, int form), const void *source,
+                   int form);
 
 /* A coordinate token of len bytes: NULL when *out holds it, else why it is refused ("is
  * not a number", "is not a finite number", "is beyond the coordinate limit of 1e6 m"). */

@@ -300,24 +300,17 @@ static void write_ply(FILE *fp, const mesh_source *s)
 	}
 }
 
-/* Returns 0 or the errno of the failed call; a failed file is removed rather than left
- * half written. */
+static void write_form(FILE *fp, const void *source, int format)
+{
+	if (format == SCN_MESH_OBJ)
+		write_obj(fp, source);
+	else
+		write_ply(fp, source);
+}
+
 static int write_file(const char *path, const mesh_source *s, scn_mesh_format format)
 {
-	errno = 0;
-	FILE *fp = fopen(path, "wb");
-	if (!fp)
-		return errno ? errno : EIO;
-	if (format == SCN_MESH_OBJ)
-		write_obj(fp, s);
-	else
-		write_ply(fp, s);
-	int e = ferror(fp) ? (errno ? errno : EIO) : 0;
-	if (fclose(fp) != 0 && !e)
-		e = errno ? errno : EIO;
-	if (e)
-		remove(path);
-	return e;
+	return scn_write_file(path, write_form, s, (int)format);
 }
 
 scn_status scn_mesh_write(const char *path, scn_mesh_format format, const scn_mesh *mesh, bool binary,

@@ -879,22 +879,33 @@ static void write_binary(FILE *fp, const stl_source *s)
 
 /* Returns 0 or the errno of the failed call; a failed file is removed rather than left
  * half written. */
-static int write_stl(const char *path, const stl_source *s, bool binary)
+int scn_write_file(const char *path, void (*write)(FILE *fp, const void *source, int form), const void *source,
+                   int form)
 {
 	errno = 0;
 	FILE *fp = fopen(path, "wb");
 	if (!fp)
 		return errno ? errno : EIO;
-	if (binary)
-		write_binary(fp, s);
-	else
-		write_ascii(fp, s);
+	write(fp, source, form);
 	int e = ferror(fp) ? (errno ? errno : EIO) : 0;
 	if (fclose(fp) != 0 && !e)
 		e = errno ? errno : EIO;
 	if (e)
 		remove(path);
 	return e;
+}
+
+static void write_stl_form(FILE *fp, const void *source, int binary)
+{
+	if (binary)
+		write_binary(fp, source);
+	else
+		write_ascii(fp, source);
+}
+
+static int write_stl(const char *path, const stl_source *s, bool binary)
+{
+	return scn_write_file(path, write_stl_form, s, binary);
 }
 
 scn_status scn_stl_write(const char *path, const scn_mesh *mesh, bool binary, scn_error *err)
