@@ -29,6 +29,10 @@ static struct {
 	_Atomic int64_t progress;
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
+static double stall_seconds = STOP_STALL_SECONDS;
+
+void stop_watch_set_limit(double seconds) { stall_seconds = seconds > 0.0 ? seconds : STOP_STALL_SECONDS; }
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -50,7 +54,7 @@ static void *watch_main(void *arg)
 {
 	(void)arg;
 	int64_t seen = atomic_load(&watch.progress), since = mono_ns(), stopped_at = -1;
-	const int64_t limit = (int64_t)(STOP_STALL_SECONDS * 1e9);
+	const int64_t limit = (int64_t)(stall_seconds * 1e9);
 	pthread_mutex_lock(&watch.lock);
 	while (!watch.quit) {
 		/* a coarse tick: the limit is seconds, and the wait ends early on stop_watch_end */
@@ -83,8 +87,8 @@ static void *watch_main(void *arg)
 			continue;
 		try_flush(watch.flush);
 		try_flush(stdout);
-		fprintf(stderr, "tela %s: the simulation made no progress for %.0f s (stuck after %lld steps); giving up\n",
-		        watch.what, STOP_STALL_SECONDS, (long long)p);
+		fprintf(stderr, "tela %s: the simulation made no progress for %.3g s (stuck after %lld steps); giving up\n",
+		        watch.what, stall_seconds, (long long)p);
 		_exit(STOP_STALL_EXIT);
 	}
 	pthread_mutex_unlock(&watch.lock);

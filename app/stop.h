@@ -46,6 +46,9 @@ const char *stop_signal_name(void);
 bool stop_watch_start(const char *what, FILE *flush);
 /* The run's progress so far (steps, frames); any change counts as progress. */
 void stop_watch_progress(int64_t progress);
+/* The seconds without progress after which the watchdog gives up (default
+ * STOP_STALL_SECONDS; 0 or less: the default).  Set before stop_watch_start. */
+void stop_watch_set_limit(double seconds);
 /* Stops and joins the watchdog. */
 void stop_watch_end(void);
 

@@ -3,6 +3,9 @@ tela_add_test(test_camera SOURCES test_camera.c LIBS tela_demo_core PkgConfig::C
 # The event queue behind the window's message line and the headless runs' stderr.
 tela_add_test(test_events SOURCES test_events.c LIBS tela_demo_core LABELS unit)
 
+# The watchdog that ends a run making no progress (in child processes).
+tela_add_test(test_stop SOURCES test_stop.c LIBS tela_demo_core LABELS unit)
+
 # The demo's recent-scenes file: order, cap, missing and corrupt files.
 tela_add_test(test_recent_scenes SOURCES test_recent_scenes.c LIBS tela_demo_core LABELS unit)
 
