@@ -1,13 +1,16 @@
 /* PNG output with libpng.  libpng reports errors by longjmp from inside its calls, so
  * everything the error path touches is set up before setjmp or is volatile, and the
  * error path alone closes and removes a partial file. */
+#define _POSIX_C_SOURCE 200809L
 #include "png_io.h"
 
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 /* libpng's default handlers print to stderr; the caller reports the failure instead. */
 static void png_error_quiet(png_structp png, png_const_charp message)
@@ -33,8 +36,18 @@ int png_write_rgba(const char *path, int width, int height, const uint8_t *rgba)
 	for (int y = 0; y < height; y++)
 		rows[y] = (png_bytep)(rgba + 4 * (size_t)width * (size_t)y);
 
+	/* written beside its name and renamed into place, so that nobody (and no run ended
+	 * halfway) ever sees half a picture; a device or other special file is written in place */
+	char part[4096];
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	if (!in_place && snprintf(part, sizeof part, "%s.part", path) >= (int)sizeof part) {
+		free(rows);
+		return ENAMETOOLONG;
+	}
+	const char *target = in_place ? path : part;
 	errno = 0;
-	FILE *file = fopen(path, "wb");
+	FILE *file = fopen(target, "wb");
 	if (!file) {
 		int code = errno ? errno : EIO;
 		free(rows);
@@ -66,7 +79,9 @@ int png_write_rgba(const char *path, int width, int height, const uint8_t *rgba)
 	/* fclose flushes the last buffer: a full disk shows up here. */
 	if (fclose(file) != 0 && code == 0)
 		code = errno ? errno : EIO;
-	if (code != 0)
-		remove(path);
+	if (code == 0 && !in_place && rename(part, path) != 0)
+		code = errno ? errno : EIO;
+	if (code != 0 && !in_place)
+		remove(part);
 	return code;
 }

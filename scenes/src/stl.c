@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Triangle indices are int, three per facet. */
 #define MAX_FACETS (INT_MAX / 3)
@@ -877,21 +878,30 @@ static void write_binary(FILE *fp, const stl_source *s)
 	}
 }
 
-/* Returns 0 or the errno of the failed call; a failed file is removed rather than left
- * half written. */
+/* Returns 0 or the errno of the failed call.  A file is written beside its name and
+ * renamed into place, so that no reader (and no run ended halfway, by a second Ctrl-C)
+ * ever sees it half written; a device or other special file is written in place. */
 int scn_write_file(const char *path, void (*write)(FILE *fp, const void *source, int form), const void *source,
                    int form)
 {
+	char part[4096];
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	if (!in_place && snprintf(part, sizeof part, "%s.part", path) >= (int)sizeof part)
+		return ENAMETOOLONG;
+	const char *target = in_place ? path : part;
 	errno = 0;
-	FILE *fp = fopen(path, "wb");
+	FILE *fp = fopen(target, "wb");
 	if (!fp)
 		return errno ? errno : EIO;
 	write(fp, source, form);
 	int e = ferror(fp) ? (errno ? errno : EIO) : 0;
 	if (fclose(fp) != 0 && !e)
 		e = errno ? errno : EIO;
-	if (e)
-		remove(path);
+	if (!e && !in_place && rename(part, path) != 0)
+		e = errno ? errno : EIO;
+	if (e && !in_place)
+		remove(part);
 	return e;
 }
 

@@ -25,6 +25,8 @@ do
 done
 cmp -s "$out/obj-000000.bounds" "$out/obj-000100.bounds" && fail "the cloth did not move"
 head -c 4 "$out/ply/frame000000_cloth.ply" | grep -q '^ply' || fail "not PLY"
+# every frame is written beside its name and renamed into place: nothing half written stays
+[ -z "$(find "$out" -name '*.part')" ] || fail "files written beside their names were left: $(find "$out" -name '*.part')"
 
 # Bad combinations exit 2
 "$tela" run hanging --steps 1 --format obj 2>"$out/e.txt"
