@@ -405,6 +405,8 @@ static int run_headless(const demo_args *a, bool forced)
 		s = step_once(&hs);
 		progress_update(&prog, s->time);
 	}
+	if (have_feed)
+		sty_feed_flush_events(&feed, s->time);
 	progress_end(&prog);
 	if (watched)
 		stop_watch_end();

@@ -758,6 +758,8 @@ int cmd_run(int argc, char **argv)
 			rc = export_meshes(w, o.stl_dir, o.export_format, done + 1, &prog);
 		progress_update(&prog, sim_world_time(w));
 	}
+	if (have_feed)
+		sty_feed_flush_events(&feed, sim_world_time(w));
 	progress_end(&prog);
 	if (watched)
 		stop_watch_end();

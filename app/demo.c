@@ -1210,7 +1210,12 @@ static void refresh_device(demo *d)
 	dt_get_status(d->device, &d->device_status);
 	const dt_status *s = &d->device_status;
 	const trk_pointer *p = &s->pointer;
-	if (p->frozen && strcmp(p->reason, s->line) != 0)
+	/* the reason the user can act on: a generic "no sample for N ms" (the tracker's
+	 * timeout comes first) would hide a pulled cable */
+	if (p->frozen && s->state == DEV_DISCONNECTED)
+		snprintf(d->device_line, sizeof d->device_line, "%s: %s; pointer frozen: unplugged", state_name(s->state),
+		         s->line);
+	else if (p->frozen && strcmp(p->reason, s->line) != 0)
 		snprintf(d->device_line, sizeof d->device_line, "%s: %s; pointer frozen: %s", state_name(s->state), s->line,
 		         p->reason);
 	else if (p->frozen)

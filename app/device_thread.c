@@ -1,6 +1,7 @@
 /* The windowed demo's device thread (device_thread.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "device_thread.h"
+#include "device_events.h"
 #include "events.h"
 #include "stop.h"
 
@@ -45,6 +46,7 @@ struct dt_thread {
 	uint64_t scene_serial;
 	double scene_time;  /* simulated, of the copied snapshot: when the events below happen */
 	bool said_record;   /* the recording's failure is in the event queue */
+	dve_watch watch;    /* the source's state and counters as last told */
 	dt_status status;
 };
 
@@ -152,18 +154,13 @@ static bool route(dt_thread *t, const dev_sample *s)
 	return true;
 }
 
-/* The source's losses and returns, and a recording that stopped, as events for the
- * message line (events.h); the status line keeps saying how things are now. */
-static void tell_changes(dt_thread *t, dev_state before, dev_state now)
+/* The source's losses and returns, its error counters, and a recording that stopped, as
+ * events for the message line (events.h); the status line keeps saying how things are
+ * now. */
+static void tell_changes(dt_thread *t)
 {
 	double when = t->have_scene ? t->scene_time : -1.0;
-	bool was_down = before == DEV_DISCONNECTED || before == DEV_FAILED;
-	if (now != before && (now == DEV_DISCONNECTED || now == DEV_FAILED))
-		ev_post(EV_WARNING, when, "device-lost", "device lost: %s", dev_describe(t->source));
-	else if (now == DEV_STREAMING && was_down)
-		ev_post(EV_INFO, when, "device-back", "device back: %s", dev_describe(t->source));
-	else if (now == DEV_ENDED && before != DEV_ENDED)
-		ev_post(EV_INFO, when, "device-ended", "device ended: %s", dev_describe(t->source));
+	dve_watch_update(&t->watch, t->source, now_ns(), when);
 	const char *rec = dev_record_error(t->source);
 	if (rec[0] && !t->said_record) {
 		ev_post(EV_ERROR, when, NULL, "%s", rec);
@@ -174,9 +171,8 @@ static void tell_changes(dt_thread *t, dev_state before, dev_state now)
 static void publish(dt_thread *t)
 {
 	dt_status *s = &t->status;
-	dev_state before = s->state;
 	s->state = dev_get_state(t->source);
-	tell_changes(t, before, s->state);
+	tell_changes(t);
 	snprintf(s->line, sizeof s->line, "%s", dev_describe(t->source));
 	s->pointer = t->pointer;
 	s->output = t->output;
@@ -209,6 +205,8 @@ static void *run(void *arg)
 		pthread_mutex_lock(&t->lock);
 		if (n < 0) {
 			t->ended = true;
+			/* no later poll will say what the pacing held back */
+			dve_watch_flush(&t->watch, t->source, t->have_scene ? t->scene_time : -1.0);
 			trk_tracker_freeze(&t->tracker, dev_describe(t->source));
 		} else if (n == 0) {
 			/* the tracker's own timeout says "no sample for N ms"; an unplugged device
@@ -276,6 +274,7 @@ dt_thread *dt_start_attached(const sty_feed_options *o, int camera_station, st_t
 	trk_tracker_update(&t->tracker, NULL, 0, false, now_ns(), &t->pointer);
 	/* how the source starts is the status line's to say; changes from it are events */
 	t->status.state = dev_get_state(t->source);
+	dve_watch_init(&t->watch, t->source);
 	publish(t);
 	atomic_init(&t->quit, false);
 	if (pthread_mutex_init(&t->lock, NULL) != 0) {

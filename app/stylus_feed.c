@@ -77,6 +77,7 @@ bool sty_feed_open(sty_feed *f, const sty_feed_options *o, char *error, int erro
 	sty_init(&f->stylus, &sc);
 	f->lock_to_source = sty_spec_is_fast(o->spec);
 	f->output.hover = f->output.grabbed = f->output.released = -1;
+	dve_watch_init(&f->watch, f->source);
 	return true;
 }
 
@@ -107,6 +108,11 @@ static void refill(sty_feed *f)
 	}
 	if (room <= 0)
 		return;
+	/* one at a time from a source that runs ahead of the clock (as the device thread
+	 * does): its counters then change when the samples around the bad bytes come due,
+	 * not all at the first poll */
+	if (f->lock_to_source)
+		room = 1;
 	int n = dev_poll(f->source, f->pending + room_at, room, 0);
 	if (n < 0) {
 		f->ended = true;
@@ -159,11 +165,20 @@ int sty_feed_advance(sty_feed *f, double t_s, const sty_scene *scene, sty_feed_f
 		if (fn)
 			fn(context, &sample, &f->pointer, &f->output);
 	}
-	if (delivered == 0 && f->have_origin && f->pointer.valid) {
+	dev_state state = dev_get_state(f->source);
+	if (delivered == 0 && (state == DEV_DISCONNECTED || state == DEV_FAILED))
+		trk_tracker_freeze(&f->tracker, dev_describe(f->source));
+	if (delivered == 0 && f->have_origin && (f->pointer.valid || f->tracker.frozen)) {
 		/* no sample: let the tracker say when the source has gone quiet */
 		trk_tracker_update(&f->tracker, NULL, 0, sty_near_object(&f->output), f->origin_ns + due, &f->pointer);
 	}
+	dve_watch_update(&f->watch, f->source, due, t_s);
 	return delivered;
+}
+
+void sty_feed_flush_events(sty_feed *f, double t_s)
+{
+	dve_watch_flush(&f->watch, f->source, t_s);
 }
 
 void sty_obstacle_from_def(const sim_obstacle_def *d, const float *pose, sty_obstacle *out)

@@ -7,6 +7,7 @@
 #ifndef TELA_STYLUS_FEED_H
 #define TELA_STYLUS_FEED_H
 
+#include "device_events.h"
 #include "sim_thread.h"
 #include "stylus.h"
 
@@ -46,6 +47,7 @@ typedef struct sty_feed {
 	trk_pointer pointer;     /* after the newest sample */
 	sty_output output;       /* the stylus after the newest sample */
 	uint64_t delivered;
+	dve_watch watch;         /* the source's troubles, posted as events (events.h) */
 } sty_feed;
 
 /* Called once per delivered sample, oldest first, with the stylus's decision. */
@@ -61,8 +63,12 @@ dev_source *sty_source_open(const sty_feed_options *options, trk_tracker_config 
 bool sty_feed_open(sty_feed *feed, const sty_feed_options *options, char *error, int error_size);
 void sty_feed_close(sty_feed *feed);
 /* Delivers every sample whose time, mapped to simulated time, is at or before t_s;
- * `scene` is what the pointer meets now (may be NULL).  Returns how many. */
+ * `scene` is what the pointer meets now (may be NULL).  Returns how many.  The source's
+ * losses, returns and error counters are posted as events at t_s (device_events.h, paced
+ * on simulated time), and an unplugged source freezes the pointer with its reason. */
 int sty_feed_advance(sty_feed *feed, double t_s, const sty_scene *scene, sty_feed_fn fn, void *context);
+/* Posts the error counters the pacing held back, at t_s (before the run's last drain). */
+void sty_feed_flush_events(sty_feed *feed, double t_s);
 /* Simulated time of a sample (valid once the origin is set). */
 double sty_feed_sample_time(const sty_feed *feed, const dev_sample *sample);
 /* What the pointer meets in a published state: every cloth's triangles (meshes: room for

@@ -10,6 +10,7 @@
 #include "overlay.h"
 
 #include "devices/device.h"
+#include "devices/polhemus.h"
 
 #include <SDL2/SDL.h>
 
@@ -475,6 +476,12 @@ static void test_message_line_device(void)
 	CHECK_MSG(frames_until_message(d, "device lost: "), "line 0: %s",
 	          panel_message(demo_panel(d), 0) ? panel_message(demo_panel(d), 0) : "(none)");
 	CHECK(message_lines_with(demo_panel(d), "device lost: ", "unplugged for the test") == 1);
+	/* the frozen pointer says why in words the user acts on, in the panel and the
+	 * heads-up line alike */
+	char line[512] = "";
+	frames(d, 2);
+	CHECK(demo_device_status(d, NULL, line, sizeof line));
+	CHECK_MSG(strstr(line, "; pointer frozen: unplugged") != NULL, "stylus: %s", line);
 	/* a push makes the source stream again */
 	CHECK(dev_push(src, &sample));
 	CHECK(frames_until_message(d, "device back: "));
@@ -490,6 +497,71 @@ static void test_message_line_device(void)
 	CHECK_MSG(lost >= 0 && back > lost, "lost at line %d, back at %d", lost, back);
 	demo_destroy(&d);
 	dev_close(&src);
+}
+
+/* One chunk of a recording (docs/devices.md, "Recording format"), little-endian. */
+static void put_chunk(FILE *f, int64_t t_ns, const uint8_t *bytes, uint32_t count)
+{
+	uint8_t head[12];
+	for (int i = 0; i < 8; i++)
+		head[i] = (uint8_t)((uint64_t)t_ns >> (8 * i));
+	for (int i = 0; i < 4; i++)
+		head[8 + i] = (uint8_t)(count >> (8 * i));
+	fwrite(head, 1, sizeof head, f);
+	fwrite(bytes, 1, count, f);
+}
+
+/* A tracker's error record, a burst of garbage and lost frames reach the message line as
+ * counted events, from a recording of them replayed in real time. */
+static void test_message_line_tracker_errors(void)
+{
+	if (!getenv("DISPLAY"))
+		setenv("SDL_VIDEODRIVER", "offscreen", 1);
+	char path[512], spec[600];
+	snprintf(path, sizeof path, "%s/tela-test-faults-%d.rec", test_tmpdir(), (int)getpid());
+	FILE *f = fopen(path, "wb");
+	REQUIRE(f);
+	fputs("tela-rec 1 synthetic-samples\n", f);
+	/* 60 records 10 ms apart: the 21st flagged (error 49), 7 bytes of garbage after the
+	 * 40th, and the frame counter then jumping from 40 to 44 (3 frames lost) */
+	for (int i = 0; i < 60; i++) {
+		int64_t t = 1000000000LL + (int64_t)i * 10000000;
+		if (i == 40) {
+			static const uint8_t garbage[7] = {0x00, 0x13, 'x', 'y', 'z', 0xff, 0x0d};
+			put_chunk(f, t - 5000000, garbage, sizeof garbage);
+		}
+		dev_sample s = {.sensor = 1, .position = {0.0f, 0.0f, -0.3f}, .orientation = {0.0f, 0.0f, 0.0f, 1.0f},
+		                .frame = (uint32_t)(i < 40 ? i + 1 : i + 4)};
+		uint8_t rec[POL_RECORD_BYTES];
+		pol_encode(&s, rec);
+		if (i == 20)
+			rec[4] = 49; /* the error byte */
+		put_chunk(f, t, rec, sizeof rec);
+	}
+	REQUIRE(fclose(f) == 0);
+	snprintf(spec, sizeof spec, "replay:%s", path);
+	demo_options o = demo_options_default();
+	o.scene = "hanging";
+	o.offscreen = getenv("DISPLAY") == NULL;
+	o.width = 1000, o.height = 600;
+	o.vsync = false;
+	o.rate_scale = 0.0;
+	o.device = spec;
+	char error[512];
+	int code;
+	demo *d = demo_create(&o, error, sizeof error, &code);
+	if (!d)
+		remove(path);
+	REQUIRE_MSG(d, "%s", error);
+	CHECK(frames_until_message(d, "device ended: "));
+	const panel *p = demo_panel(d);
+	for (int i = 0; panel_message(p, i); i++)
+		printf("  message %d: %s\n", i, panel_message(p, i));
+	CHECK(message_lines_with(p, "tracker: 1 error record (1 so far)", NULL) == 1);
+	CHECK(message_lines_with(p, "tracker: 1 resync, 7 bytes skipped (1 so far)", NULL) == 1);
+	CHECK(message_lines_with(p, "tracker: 3 dropped frames (3 so far)", NULL) == 1);
+	demo_destroy(&d);
+	remove(path);
 }
 
 /* The window's default size, 1280 x 800, on the 1,089-vertex pile with the debug views
@@ -583,6 +655,7 @@ static void test_panel_fits_default_window(void)
 static const test_case tests[] = {
     TEST(test_message_line),
     TEST(test_message_line_device),
+    TEST(test_message_line_tracker_errors),
     TEST(test_debug_views),
     TEST(test_panel_frames_without_gl_errors),
     TEST(test_panel_claims_only_its_own_clicks),

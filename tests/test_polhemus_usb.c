@@ -14,6 +14,7 @@
 #include "device_internal.h" /* dev_synthetic_pose: the script the PATRIOT plays */
 #include "devices/device.h"
 #include "devices/polhemus.h"
+#include "events.h"
 #include "polhemus_fake.h"
 #include "scenes/scenes.h"
 #include "sim/sim.h"
@@ -22,6 +23,7 @@
 
 #include <dirent.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -631,6 +633,112 @@ static void stylus_lifts_corner(void)
 	sim_world_destroy(&w);
 }
 
+/* ---- what `tela run --device polhemus` says on stderr -------------------------------------- */
+
+/* Advances the lock-step feed by 5 ms steps (a live source: at the host's pace) until
+ * `until` s or until `done` says so; returns the time reached. */
+static double feed_until(sty_feed *feed, double t, double until, bool (*done)(const sty_feed *))
+{
+	while (t < until && !(done && done(feed))) {
+		t += 0.005;
+		sty_feed_advance(feed, t, NULL, NULL, NULL);
+	}
+	return t;
+}
+
+static bool feed_down(const sty_feed *feed)
+{
+	return dev_get_state(feed->source) == DEV_DISCONNECTED;
+}
+
+static bool feed_streaming(const sty_feed *feed)
+{
+	return dev_get_state(feed->source) == DEV_STREAMING && feed->pointer.valid && !feed->pointer.frozen;
+}
+
+/* The line of `text` that contains `what` from `from` on, or NULL. */
+static const char *line_with(const char *text, const char *from, const char *what)
+{
+	const char *at = strstr(from ? from : text, what);
+	if (!at)
+		return NULL;
+	while (at > text && at[-1] != '\n')
+		at--;
+	return at;
+}
+
+/* The time an event line says, "(at t = T s)" or "(at t = T s; N times)"; -1 if none. */
+static double line_time(const char *line)
+{
+	const char *at = line ? strstr(line, "(at t = ") : NULL;
+	const char *end = line ? strchr(line, '\n') : NULL;
+	if (!at || (end && at > end))
+		return -1.0;
+	return strtod(at + 8, NULL);
+}
+
+/* The lock-step feed turns the tracker's troubles into events, printed as a headless run
+ * prints them: error records and resyncs with their counts, at most once a second, and
+ * the unplug and the return in order with their times; the pointer frozen meanwhile says
+ * why. */
+static void feed_reports_troubles(void)
+{
+	REQUIRE(!src);
+	ev_clear();
+	sty_feed feed;
+	sty_feed_options fo = {.spec = "polhemus", .stylus = sty_config_default()};
+	char error[512] = "";
+	REQUIRE_MSG(sty_feed_open(&feed, &fo, error, sizeof error), "sty_feed_open: %s", error);
+	double t = feed_until(&feed, 0.0, 3.0, feed_streaming);
+	CHECK_MSG(feed_streaming(&feed), "not streaming after %.3f s: %s", t, dev_describe(feed.source));
+
+	static const uint8_t garbage[7] = {0x00, 0x13, 'x', 'y', 'z', 0xff, 0x0d};
+	pol_fake_inject(fake, garbage, sizeof garbage);
+	pol_fake_inject_error_record(fake, 49, 0.777f);
+	t = feed_until(&feed, t, t + 0.2, NULL);
+	/* a second error record within the second: held back, then said with its count */
+	pol_fake_inject_error_record(fake, 49, 0.777f);
+	t = feed_until(&feed, t, t + 1.2, NULL);
+
+	pol_fake_unplug(fake);
+	t = feed_until(&feed, t, t + 2.0, feed_down);
+	CHECK_MSG(feed_down(&feed), "not disconnected: %s", dev_describe(feed.source));
+	t = feed_until(&feed, t, t + 0.1, NULL);
+	CHECK(feed.pointer.frozen);
+	CHECK_MSG(strstr(feed.pointer.reason, "unplugged") != NULL, "frozen pointer: %s", feed.pointer.reason);
+	REQUIRE(pol_fake_plug(fake, 4, 0xef12));
+	t = feed_until(&feed, t, t + 4.0, feed_streaming);
+	CHECK_MSG(feed_streaming(&feed), "not back: %s", dev_describe(feed.source));
+	sty_feed_flush_events(&feed, t);
+	sty_feed_close(&feed);
+
+	char *text = NULL;
+	size_t size = 0;
+	FILE *stream = open_memstream(&text, &size);
+	REQUIRE(stream);
+	ev_printer printer;
+	ev_printer_init(&printer, stream, "tela run");
+	ev_printer_drain(&printer);
+	ev_printer_flush(&printer);
+	fclose(stream);
+	printf("%s", text);
+	const char *err1 = line_with(text, NULL, "tela run: tracker: 1 error record (1 so far) (at t = ");
+	const char *resync = line_with(text, NULL, "tela run: tracker: 1 resync, 7 bytes skipped (1 so far) (at t = ");
+	const char *err2 = line_with(text, err1 ? err1 + 1 : NULL, "tela run: tracker: 1 error record (2 so far) (at t = ");
+	const char *lost = line_with(text, NULL, "tela run: device lost: ");
+	const char *back = line_with(text, NULL, "tela run: device back: ");
+	CHECK_MSG(err1 && resync && err2, "error records and resyncs not said with their counts");
+	const char *unplugged = lost ? strstr(lost, "unplugged") : NULL;
+	CHECK_MSG(unplugged && unplugged < strchr(lost, '\n'), "no unplug event");
+	CHECK_MSG(back, "no return event");
+	CHECK_MSG(err1 && err2 && line_time(err2) - line_time(err1) >= 1.0 - 1e-9,
+		  "error records said %.3f s apart, under a second", line_time(err2) - line_time(err1));
+	CHECK_MSG(lost && back && lost < back && line_time(lost) >= 0.0 && line_time(back) > line_time(lost),
+		  "lost at %.3f s, back at %.3f s", line_time(lost), line_time(back));
+	CHECK(strstr(text, "dropped frame") == NULL);
+	free(text);
+}
+
 /* ---- running under the preload library ----------------------------------------------- */
 
 /* Re-executes the test under umockdev-wrapper once; returns only when already under
@@ -692,6 +800,7 @@ int main(int argc, char **argv)
 		TEST(replug),
 		TEST(close_clean),
 		TEST(stylus_lifts_corner),
+		TEST(feed_reports_troubles),
 	};
 	int rc = test_run(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 	if (src)
