@@ -755,8 +755,9 @@ static void gap_on_sample(void *context, const dev_sample *sample, const trk_poi
 {
 	gap_run *r = context;
 	int64_t gap = r->samples > 0 ? sample->t_ns - r->last_t : 0;
-	/* the replug is the one gap longer than the tracker's timeout */
-	if (!r->seen_back && gap > 250000000) {
+	/* the stylus is pressed only while the tracker is unplugged: the first pressed
+	 * sample is the first one back */
+	if (!r->seen_back && (sample->buttons & 1u)) {
 		r->seen_back = true;
 		r->gap_ns = gap;
 		r->back_index = r->samples;
@@ -842,6 +843,9 @@ static void press_across_unplug(void)
 	       live_run.back_clutched, live_run.back_grab, live_run.back_grabbed);
 	CHECK_MSG(froze, "the pointer was not frozen while the tracker was unplugged");
 	CHECK(live_run.seen_back && live_run.back_buttons == 1u && live_run.back_edge);
+	/* longer than the tracker's timeout: the pointer had frozen */
+	CHECK_MSG(live_run.gap_ns > trk_tracker_config_default().timeout_ns, "the gap was %lld ns",
+		  (long long)live_run.gap_ns);
 	CHECK_MSG(!live_run.back_clutched, "the press that came back with the tracker engaged the clutch");
 	CHECK_MSG(live_run.back_grab && live_run.back_grabbed == CORNER, "the press grabbed %d, not the corner",
 		  live_run.back_grabbed);
