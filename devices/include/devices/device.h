@@ -50,7 +50,7 @@ typedef struct dev_source dev_source;
 
 /* Room for any message dev_open or dev_record gives: an error buffer this large always
  * holds the whole text (the longest, the hint for a tracker whose firmware is not loaded,
- * is about 300 characters). */
+ * is about 270 characters). */
 enum { DEV_ERROR_MAX = 1024 };
 
 /* Opens a source from a specification:
