@@ -79,9 +79,10 @@ static void demo_help(void)
 	    "                      right)\n"
 	    "  -h, --help          this text\n"
 	    "\n"
-	    "exit codes: 0 success; 2 bad command line; 3 a missing or malformed input file or an\n"
-	    "unwritable picture; 4 no OpenGL 4.3 context, not even offscreen; 5 --xr: no OpenXR\n"
-	    "runtime or headset, or the session was lost (tela --help has the full list).\n");
+	    "exit codes: 0 success; 2 bad command line; 3 a missing or malformed input file, an\n"
+	    "unwritable picture, or a --device that cannot be opened (no tracker, its firmware not\n"
+	    "loaded, a bad polhemus:BUS-ADDR); 4 no OpenGL 4.3 context, not even offscreen; 5 --xr:\n"
+	    "no OpenXR runtime or headset, or the session was lost (tela --help has the full list).\n");
 }
 
 static int parse_args(int argc, char **argv, demo_args *a)

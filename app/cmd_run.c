@@ -143,7 +143,7 @@ static void run_help(void)
 	    "                      synthetic:SCRIPT[@HZ][,fast][,seconds=S], replay:FILE[@SPEED]\n"
 	    "                      (docs/devices.md)\n"
 	    "  --calibration FILE  device-to-world calibration for --device\n"
-	    "  --record FILE       record the device's raw traffic (tela-rec 1)\n"
+	    "  --record FILE       record the device's raw traffic, both ways (tela-rec)\n"
 	    "  --gain G            the stylus's displacement gain (default 1; the seed's: 0.5)\n"
 	    "  --grab-radius R     the stylus's grab holds the cloth within R m of the picked\n"
 	    "                      vertex (default 0: the vertex alone)\n"
@@ -156,7 +156,9 @@ static void run_help(void)
 	    "\n"
 	    "exit codes: 0 success; 1 the simulation blew up (rolled back to its last good state)\n"
 	    "or --check found an intersection; 2 bad command line; 3 a missing or malformed input\n"
-	    "file, an unwritable output or out of memory (tela --help has the full list).\n");
+	    "file, an unwritable output, out of memory, or a --device that cannot be opened (no\n"
+	    "tracker, its firmware not loaded, a bad polhemus:BUS-ADDR) (tela --help has the full\n"
+	    "list).\n");
 }
 
 static int parse_run_options(int argc, char **argv, run_options *o)

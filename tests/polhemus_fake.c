@@ -81,6 +81,7 @@ struct pol_fake {
 	size_t inject_len;
 	dev_sample *script; /* pol_fake_play's poses */
 	int script_count, script_next;
+	uint64_t to_host, from_host;
 };
 
 static long long now_ns(void)
@@ -232,6 +233,7 @@ static void fill_pending(fake_dev *d)
 		struct usbdevfs_urb *urb = (struct usbdevfs_urb *)u.urb->data;
 		size_t n = d->out_len < (size_t)urb->buffer_length ? d->out_len : (size_t)urb->buffer_length;
 		memcpy(u.buf->data, d->out, n);
+		d->f->to_host += n;
 		memmove(d->out, d->out + n, d->out_len - n);
 		d->out_len -= n;
 		complete_urb(d, u, 0, (int)n);
@@ -323,6 +325,7 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
 			d->pending[d->pending_count++] = u;
 		} else {
 			host_bytes(d, u.buf->data, (size_t)urb->buffer_length);
+			f->from_host += (uint64_t)urb->buffer_length;
 			complete_urb(d, u, 0, urb->buffer_length);
 		}
 		umockdev_ioctl_client_complete(client, 0, 0);
@@ -604,6 +607,22 @@ int pol_fake_commands(pol_fake *f, char (*out)[32], int max)
 	int n = f->current ? f->current->log_count : 0;
 	for (int i = 0; i < n && i < max; i++)
 		memcpy(out[i], f->current->log[i], sizeof out[i]);
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+uint64_t pol_fake_bytes_to_host(pol_fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	uint64_t n = f->to_host;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+uint64_t pol_fake_bytes_from_host(pol_fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	uint64_t n = f->from_host;
 	pthread_mutex_unlock(&f->lock);
 	return n;
 }

@@ -47,6 +47,11 @@ void pol_fake_inject_error_record(pol_fake *f, uint8_t error, float marker_m);
  * sent: "F1\r", "P"); returns how many, copies at most `max`, each truncated to 31
  * characters. */
 int pol_fake_commands(pol_fake *f, char (*out)[32], int max);
+/* Bytes every device of the testbed has handed the host in IN transfers, and received
+ * from it in OUT transfers, since the testbed was made: what a recording of everything
+ * must hold. */
+uint64_t pol_fake_bytes_to_host(pol_fake *f);
+uint64_t pol_fake_bytes_from_host(pol_fake *f);
 /* Records the current device has emitted in continuous mode (error records included). */
 uint32_t pol_fake_frames(pol_fake *f);
 /* Whether the current device is streaming (after "C\r", until "P"). */

@@ -706,8 +706,8 @@ static void test_bad_recordings(void)
 	check_rejected(path, "byte offset 0");
 	write_file(path, "", 0);
 	check_rejected(path, "byte offset 0");
-	static const char v2[] = "tela-rec 2 polhemus-binary\n";
-	write_file(path, v2, sizeof v2 - 1);
+	static const char v3[] = "tela-rec 3 polhemus-binary\n";
+	write_file(path, v3, sizeof v3 - 1);
 	check_rejected(path, "version");
 	static const char kind[] = "tela-rec 1 fastrak\n";
 	write_file(path, kind, sizeof kind - 1);
@@ -762,6 +762,113 @@ static void test_bad_recordings(void)
 	REQUIRE_MSG(d, "%s", err);
 	CHECK(dev_poll(d, s, 8, 10) == -1 && dev_get_state(d) == DEV_ENDED);
 	dev_close(&d);
+}
+
+/* Appends a version 2 chunk (time, count, direction, bytes) to buf at *len. */
+static void chunk_v2(uint8_t *buf, size_t *len, int64_t t, dev_rec_dir dir, const void *bytes, size_t count)
+{
+	for (int i = 0; i < 8; i++)
+		buf[*len + (size_t)i] = (uint8_t)((uint64_t)t >> (8 * i));
+	put32(buf + *len + 8, (uint32_t)count);
+	buf[*len + 12] = (uint8_t)dir;
+	memcpy(buf + *len + 13, bytes, count);
+	*len += 13 + count;
+}
+
+/* Version 2: commands and initialisation replies are kept but not parsed, and a command
+ * restarts the parser as the driver's re-initialisation does; re-recording keeps every
+ * chunk and its direction; a bad direction is refused with its offset. */
+static void test_replay_version2(void)
+{
+	static const char head[] = "tela-rec 2 polhemus-binary\n";
+	static uint8_t buf[1024];
+	size_t len = sizeof head - 1;
+	memcpy(buf, head, len);
+	uint8_t rec[POL_RECORD_BYTES];
+	int64_t ms = 1000000;
+	chunk_v2(buf, &len, 1 * ms, DEV_REC_OUT, "\r", 1);
+	static const char probe_reply[] = "\r\n00I Invalid Command\r\n";
+	chunk_v2(buf, &len, 2 * ms, DEV_REC_IN_REPLY, probe_reply, sizeof probe_reply - 1);
+	chunk_v2(buf, &len, 3 * ms, DEV_REC_OUT, "P", 1);
+	/* the reply to P of a tracker left in binary mode: a good record the driver threw
+	 * away, so a replay must not deliver it */
+	make_record(rec, 1, 900, 1);
+	chunk_v2(buf, &len, 4 * ms, DEV_REC_IN_REPLY, rec, sizeof rec);
+	chunk_v2(buf, &len, 5 * ms, DEV_REC_OUT, "C\r", 2);
+	make_record(rec, 1, 10, 0);
+	chunk_v2(buf, &len, 20 * ms, DEV_REC_IN, rec, sizeof rec);
+	/* unplugged half way through a record; the re-initialisation restarts the parser,
+	 * so the half is dropped, and the new session's frame 3 after frame 10 is no gap */
+	make_record(rec, 1, 11, 0);
+	chunk_v2(buf, &len, 37 * ms, DEV_REC_IN, rec, 20);
+	chunk_v2(buf, &len, 900 * ms, DEV_REC_OUT, "\r", 1);
+	chunk_v2(buf, &len, 901 * ms, DEV_REC_IN_REPLY, probe_reply, sizeof probe_reply - 1);
+	chunk_v2(buf, &len, 902 * ms, DEV_REC_OUT, "C\r", 2);
+	make_record(rec, 1, 3, 1);
+	chunk_v2(buf, &len, 920 * ms, DEV_REC_IN, rec, sizeof rec);
+	make_record(rec, 1, 4, 1);
+	chunk_v2(buf, &len, 937 * ms, DEV_REC_IN, rec, sizeof rec);
+	chunk_v2(buf, &len, 940 * ms, DEV_REC_OUT, "P", 1);
+
+	char path[512], again[512], spec[600], err[512];
+	tmp_path(path, sizeof path, "v2.rec");
+	tmp_path(again, sizeof again, "v2again.rec");
+	write_file(path, buf, len);
+	snprintf(spec, sizeof spec, "replay:%s@0", path);
+	dev_source *d = dev_open(spec, err, sizeof err);
+	REQUIRE_MSG(d, "%s", err);
+	REQUIRE_MSG(dev_record(d, again, err, sizeof err), "%s", err);
+	dev_sample s[8];
+	int n = collect(d, s, 8);
+	CHECK_MSG(n == 3, "%d samples", n);
+	if (n == 3) {
+		CHECK(s[0].frame == 10 && s[0].buttons == 0);
+		CHECK(s[1].frame == 3 && s[1].buttons == 1);
+		CHECK(s[2].frame == 4 && s[2].buttons == 1);
+		/* the recorded spacing from the first streamed record */
+		CHECK(s[1].t_ns - s[0].t_ns == 900 * ms && s[2].t_ns - s[1].t_ns == 17 * ms);
+	}
+	dev_health h = dev_get_health(d);
+	CHECK(h.dropped_frames == 0 && h.skipped_bytes == 0 && h.resyncs == 0 && h.error_records == 0);
+	dev_close(&d);
+
+	/* re-recorded: the same header and the same chunks, directions included, at times
+	 * shifted by one constant */
+	FILE *f = fopen(again, "rb");
+	REQUIRE(f);
+	static uint8_t got[1024];
+	size_t got_len = fread(got, 1, sizeof got, f);
+	fclose(f);
+	CHECK_MSG(got_len == len, "re-recorded %zu bytes of %zu", got_len, len);
+	int64_t shift = 0;
+	for (size_t off = sizeof head - 1; got_len == len && off < len;) {
+		int64_t t0 = 0, t1 = 0;
+		for (int i = 7; i >= 0; i--) {
+			t0 = (int64_t)(((uint64_t)t0 << 8) | buf[off + (size_t)i]);
+			t1 = (int64_t)(((uint64_t)t1 << 8) | got[off + (size_t)i]);
+		}
+		if (off == sizeof head - 1)
+			shift = t1 - t0;
+		CHECK(t1 - t0 == shift);
+		uint32_t count = (uint32_t)buf[off + 8] | (uint32_t)buf[off + 9] << 8;
+		CHECK(memcmp(buf + off + 8, got + off + 8, 5 + count) == 0);
+		off += 13 + count;
+	}
+	CHECK(got_len == len && memcmp(got, head, sizeof head - 1) == 0);
+
+	/* a direction that is none of the three */
+	size_t first = sizeof head - 1;
+	buf[first + 12] = 7;
+	write_file(path, buf, len);
+	char want[64];
+	snprintf(want, sizeof want, "direction 7 at byte offset %zu", first + 12);
+	check_rejected(path, want);
+	/* a version 2 chunk header is 13 bytes */
+	write_file(path, buf, first + 12);
+	snprintf(want, sizeof want, "truncated chunk header at byte offset %zu", first);
+	check_rejected(path, want);
+	remove(path);
+	remove(again);
 }
 
 /* A recording that cannot be written stops, says so, and leaves the source running. */
@@ -1016,6 +1123,7 @@ int main(int argc, char **argv)
 		TEST(test_script_starts_at_first_poll),
 		TEST(test_record_replay),
 		TEST(test_bad_recordings),
+		TEST(test_replay_version2),
 		TEST(test_record_failure),
 		TEST(test_push_basic),
 		TEST(test_push_threaded),

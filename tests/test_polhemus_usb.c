@@ -4,7 +4,8 @@
  * The cases share one testbed and one source and run in order (enumeration, the init
  * bytes, streaming, the stylus, garbage and error records, a read timeout, unplug,
  * replug, close), and then the whole chain once more from a fresh open: the PATRIOT
- * plays the synthetic "grab" script and the stylus lifts a cloth corner in real time.
+ * plays the synthetic "grab" script and the stylus lifts a cloth corner in real time; and
+ * last a press made while the tracker was unplugged, which grabs when it is back.
  * The process needs libumockdev-preload; it re-executes itself under umockdev-wrapper,
  * guarded by an environment variable set before the exec (not by
  * umockdev_in_mock_environment(), which is true only once a testbed exists, so it would
@@ -87,17 +88,72 @@ static void dump_fds(void)
 }
 
 static int64_t longest_poll_ns;
-/* Samples delivered since the recording started (init_sequence), and its file. */
+/* Samples delivered since the recording started (init_sequence), the first of them, and
+ * its file; the testbed's byte counts when the source was opened. */
 static uint64_t delivered;
+enum { LIVE_CAP = 8192 };
+static dev_sample live[LIVE_CAP];
 static char rec_path[256];
+static uint64_t to_host0, from_host0;
+
+/* A version 2 recording's traffic, by direction (docs/devices.md, "Recording format"). */
+typedef struct rec_totals {
+	bool ok;
+	uint64_t in, in_reply, out;
+	char out_bytes[1024]; /* the commands, one after another */
+	size_t out_len;
+	int in_chunks;
+} rec_totals;
+
+static rec_totals read_recording(const char *path)
+{
+	rec_totals r = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return r;
+	static const char head[] = "tela-rec 2 polhemus-binary\n";
+	char line[64];
+	if (!fgets(line, sizeof line, f) || strcmp(line, head) != 0) {
+		fprintf(stderr, "header: %s\n", line);
+		fclose(f);
+		return r;
+	}
+	r.ok = true;
+	uint8_t h[13];
+	static uint8_t bytes[1 << 16];
+	while (fread(h, 1, 13, f) == 13) {
+		uint32_t count = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+		if (count > sizeof bytes || fread(bytes, 1, count, f) != count) {
+			r.ok = false;
+			break;
+		}
+		if (h[12] == 0) {
+			r.in += count;
+			r.in_chunks++;
+		} else if (h[12] == 1) {
+			r.in_reply += count;
+		} else if (h[12] == 2) {
+			r.out += count;
+			if (r.out_len + count < sizeof r.out_bytes) {
+				memcpy(r.out_bytes + r.out_len, bytes, count);
+				r.out_len += count;
+			}
+		} else {
+			r.ok = false;
+		}
+	}
+	fclose(f);
+	return r;
+}
 
 /* One dev_poll, timed: the driver must never block past the timeout. */
 static int poll_once(dev_sample *out, int max, int timeout_ms)
 {
 	int64_t t0 = mono_ns();
 	int n = dev_poll(src, out, max, timeout_ms);
-	if (n > 0)
-		delivered += (uint64_t)n;
+	for (int i = 0; i < n; i++, delivered++)
+		if (delivered < LIVE_CAP)
+			live[delivered] = out[i];
 	int64_t over = mono_ns() - t0 - (int64_t)timeout_ms * 1000000;
 	if (over > longest_poll_ns)
 		longest_poll_ns = over;
@@ -172,14 +228,17 @@ static void firmware_loader_hint(void)
 {
 	/* A PATRIOT whose firmware was never loaded shows the EZ-USB loader's id. */
 	REQUIRE(pol_fake_plug(fake, 5, 0xef11));
-	char error[512] = "";
+	char error[DEV_ERROR_MAX] = "";
 	dev_source *s = dev_open("polhemus", error, sizeof error);
 	CHECK(s == NULL);
 	if (s)
 		dev_close(&s);
-	CHECK_MSG(strstr(error, "firmware") && strstr(error, "90-Polhemus_trkr.rules") &&
-			  strstr(error, "fxload") && strstr(error, "ef11"),
-		  "message: %s", error);
+	/* the whole text, to its last word */
+	static const char whole[] =
+		"polhemus: found a Polhemus PATRIOT at 1-5 still showing its firmware-loader id 0f44:ef11: its "
+		"firmware (PatriotUSB.hex (fxload -t fx)) was not loaded; install the 90-Polhemus_trkr.rules udev "
+		"rule and fxload, then replug the tracker (docs/devices.md, \"Polhemus over USB\")";
+	CHECK_MSG(strcmp(error, whole) == 0, "message (%zu characters): %s", strlen(error), error);
 	pol_fake_unplug(fake);
 }
 
@@ -211,6 +270,8 @@ static void init_sequence(void)
 	if (getenv("TELA_TEST_DUMP_FDS"))
 		dump_fds();
 	char error[512] = "";
+	to_host0 = pol_fake_bytes_to_host(fake);
+	from_host0 = pol_fake_bytes_from_host(fake);
 	src = dev_open("polhemus:1-2", error, sizeof error);
 	REQUIRE_MSG(src != NULL, "dev_open: %s", error);
 	CHECK(commands_are_init("after open"));
@@ -219,7 +280,8 @@ static void init_sequence(void)
 	for (int i = 0; i < pol_init_command_count && i < EXPECTED_INIT; i++)
 		CHECK_MSG(strcmp(pol_init_commands[i], expected_init[i]) == 0, "command %d", i);
 	CHECK(pol_fake_streaming(fake));
-	/* Everything from here to the close is recorded; close_clean replays it. */
+	/* Everything from the open to the close is recorded (started before the first poll,
+	 * the recording gets the start-up too); close_clean replays it. */
 	snprintf(rec_path, sizeof rec_path, "%s/tela_test_polhemus_usb_%ld.rec", test_tmpdir(), (long)getpid());
 	CHECK_MSG(dev_record(src, rec_path, error, sizeof error), "dev_record: %s", error);
 	delivered = 0;
@@ -371,23 +433,65 @@ static void close_clean(void)
 	/* The reader thread and libusb's own are joined and every descriptor is closed. */
 	CHECK_MSG(count_entries("/proc/self/task") == baseline_threads, "threads %d, before %d",
 		  count_entries("/proc/self/task"), baseline_threads);
-	/* The raw traffic went to the recorder: replayed through the same parser, it gives
-	 * back every sample that was delivered live (garbage and error record included in
-	 * the file, skipped again). */
+	/* Every byte each way since the open is in the recording: the start-up's commands
+	 * and replies, the stream, the re-initialisation after the replug, the transfers
+	 * that arrived after the last poll and the P that stopped the tracker. */
+	rec_totals rt = read_recording(rec_path);
+	CHECK_MSG(rt.ok, "%s is not a whole version 2 recording", rec_path);
+	uint64_t to_host = pol_fake_bytes_to_host(fake) - to_host0, from_host = pol_fake_bytes_from_host(fake) - from_host0;
+	printf("  recorded %llu bytes in (%d chunks), %llu of replies, %llu out; the devices sent %llu and got %llu\n",
+	       (unsigned long long)rt.in, rt.in_chunks, (unsigned long long)rt.in_reply, (unsigned long long)rt.out,
+	       (unsigned long long)to_host, (unsigned long long)from_host);
+	CHECK_MSG(rt.in + rt.in_reply == to_host, "recorded %llu bytes from the tracker, it sent %llu",
+		  (unsigned long long)(rt.in + rt.in_reply), (unsigned long long)to_host);
+	CHECK_MSG(rt.out == from_host, "recorded %llu bytes to the tracker, it got %llu", (unsigned long long)rt.out,
+		  (unsigned long long)from_host);
+	/* the commands in order: the initialisation, again after the replug, and P */
+	char want_out[256] = "";
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < EXPECTED_INIT; i++)
+			strcat(want_out, expected_init[i]);
+	strcat(want_out, "P");
+	CHECK_MSG(rt.out_len == strlen(want_out) && memcmp(rt.out_bytes, want_out, rt.out_len) == 0,
+		  "the recorded commands differ from what was sent (%zu bytes, expected %zu)", rt.out_len,
+		  strlen(want_out));
+	/* both probes' replies (and the text-mode P replies) are there, as replies */
+	CHECK(rt.in_reply >= 2 * strlen("\r\n00I Invalid Command\r\n"));
+
+	/* Replayed through the same parser, it gives back every sample that was delivered
+	 * live, bit for bit and at the same spacing (garbage and error record included in
+	 * the file, skipped again), and then those that arrived after the last poll. */
 	char error[512] = "", spec[300];
 	snprintf(spec, sizeof spec, "replay:%s@0", rec_path);
 	dev_source *rep = dev_open(spec, error, sizeof error);
 	CHECK_MSG(rep != NULL, "%s", error);
-	uint64_t replayed = 0;
+	uint64_t replayed = 0, same = 0;
 	dev_sample chunk[64];
+	int64_t t_live0 = live[0].t_ns, t_rep0 = 0;
 	for (int guard = 0; rep && guard < 100000; guard++) {
 		int got_n = dev_poll(rep, chunk, 64, 10);
 		if (got_n < 0)
 			break;
-		replayed += (uint64_t)got_n;
+		for (int i = 0; i < got_n; i++, replayed++) {
+			if (replayed == 0)
+				t_rep0 = chunk[i].t_ns;
+			if (replayed >= delivered || replayed >= LIVE_CAP)
+				continue;
+			const dev_sample *a = &live[replayed], *b = &chunk[i];
+			if (a->sensor == b->sensor && a->frame == b->frame && a->buttons == b->buttons &&
+			    memcmp(a->position, b->position, sizeof a->position) == 0 &&
+			    memcmp(a->orientation, b->orientation, sizeof a->orientation) == 0 &&
+			    a->t_ns - t_live0 == b->t_ns - t_rep0)
+				same++;
+		}
 	}
-	CHECK_MSG(replayed == delivered, "replayed %llu, delivered live %llu", (unsigned long long)replayed,
+	CHECK_MSG(delivered > 0 && delivered <= LIVE_CAP, "%llu delivered", (unsigned long long)delivered);
+	CHECK_MSG(same == delivered, "%llu of the %llu live samples replayed identically", (unsigned long long)same,
 		  (unsigned long long)delivered);
+	CHECK_MSG(replayed >= delivered, "replayed %llu, delivered live %llu", (unsigned long long)replayed,
+		  (unsigned long long)delivered);
+	printf("  replayed %llu samples, %llu delivered live before the close\n", (unsigned long long)replayed,
+	       (unsigned long long)delivered);
 	if (rep) {
 		dev_health rh = dev_get_health(rep);
 		CHECK(rh.error_records == 1);
@@ -739,6 +843,150 @@ static void feed_reports_troubles(void)
 	free(text);
 }
 
+/* ---- a press while unplugged --------------------------------------------------------- */
+
+/* What the decision chain did with the samples (live and replayed alike). */
+typedef struct gap_run {
+	int phase; /* 0 streaming, 1 unplugged, 2 replugged */
+	uint64_t samples;
+	int64_t last_t, gap_ns;
+	/* the first sample after the replug */
+	bool seen_back;
+	uint64_t back_index;
+	uint32_t back_buttons;
+	bool back_edge, back_clutched, back_grab;
+	int back_grabbed;
+	int grabs;
+} gap_run;
+
+static void gap_on_sample(void *context, const dev_sample *sample, const trk_pointer *pointer, const sty_output *out)
+{
+	gap_run *r = context;
+	int64_t gap = r->samples > 0 ? sample->t_ns - r->last_t : 0;
+	/* the stylus is pressed only while the tracker is unplugged: the first pressed
+	 * sample is the first one back */
+	if (!r->seen_back && (sample->buttons & 1u)) {
+		r->seen_back = true;
+		r->gap_ns = gap;
+		r->back_index = r->samples;
+		r->back_buttons = sample->buttons;
+		r->back_edge = pointer->pressed_edge;
+		r->back_clutched = pointer->clutched;
+		r->back_grab = out->grab;
+		r->back_grabbed = out->grabbed;
+	}
+	r->grabs += out->grab;
+	r->last_t = sample->t_ns;
+	r->samples++;
+}
+
+/* The hand hovers 20 cm above the cloth's corner; the tracker is unplugged; the hand
+ * comes down onto the corner and presses; the tracker is plugged back in.  The first
+ * sample after the replug has the button down: it must grab the corner (not engage the
+ * clutch).  The session is recorded, and its replay makes the same decisions. */
+static void press_across_unplug(void)
+{
+	REQUIRE(!src);
+	scn_scene *scene = NULL;
+	sim_world *w = NULL;
+	scn_error err = {0};
+	REQUIRE_MSG(scn_load(TELA_TEST_DATA "/scenes/stylus-corner.ini", &scene, &err) == SCN_OK, "%s", err.message);
+	if (scn_build(scene, &w, &err) != SCN_OK) {
+		scn_scene_free(&scene);
+		REQUIRE_MSG(false, "%s", err.message);
+	}
+	scn_scene_free(&scene);
+	/* the cloth stays where it is: only the decisions are under test */
+	sty_scene sc = {.positions = (const float(*)[4])sim_world_positions(w), .vertex_count = sim_world_vertex_count(w)};
+
+	dev_sample above, onto;
+	REQUIRE(dev_synthetic_pose("grab", 0.0, &above) && dev_synthetic_pose("grab", 1.0, &onto));
+	above.buttons = onto.buttons = 0; /* the stylus switch is the model's */
+	pol_fake_set_stylus(fake, false);
+	pol_fake_play(fake, &above, 1);
+
+	char path[300], error[512] = "";
+	snprintf(path, sizeof path, "%s/tela_test_polhemus_gap_%ld.rec", test_tmpdir(), (long)getpid());
+	sty_feed feed;
+	sty_feed_options fo = {.spec = "polhemus",
+			       .calibration = TELA_TEST_DATA "/tracking/stylus-corner.cal",
+			       .record = path,
+			       .stylus = sty_config_default()};
+	bool opened = sty_feed_open(&feed, &fo, error, sizeof error);
+	CHECK_MSG(opened, "sty_feed_open: %s", error);
+	gap_run live_run = {0};
+	bool froze = false;
+	double t_unplug = 0.0;
+	for (long step = 0; opened; step++) {
+		double t = (double)step * 0.005;
+		sty_feed_advance(&feed, t, &sc, gap_on_sample, &live_run);
+		if (live_run.phase == 0 && live_run.samples >= 20) {
+			CHECK(feed.output.hover < 0 && !feed.pointer.clutched);
+			pol_fake_unplug(fake);
+			live_run.phase = 1;
+			t_unplug = t;
+		} else if (live_run.phase == 1 && t > t_unplug + 0.6) {
+			froze = feed.pointer.frozen;
+			pol_fake_set_stylus(fake, true);
+			pol_fake_play(fake, &onto, 1);
+			REQUIRE(pol_fake_plug(fake, 6, 0xef12));
+			live_run.phase = 2;
+		} else if (live_run.phase == 2 && live_run.seen_back && live_run.samples >= live_run.back_index + 10) {
+			break;
+		}
+		if (t > 8.0) {
+			CHECK_MSG(false, "no sample came back after the replug (phase %d, %llu samples)", live_run.phase,
+				  (unsigned long long)live_run.samples);
+			break;
+		}
+	}
+	if (opened)
+		sty_feed_close(&feed);
+	pol_fake_set_stylus(fake, false);
+	pol_fake_play(fake, NULL, 0);
+	printf("  live: %llu samples; back after %.3f s at sample %llu: buttons %u, edge %d, clutched %d, grab %d "
+	       "(vertex %d)\n",
+	       (unsigned long long)live_run.samples, (double)live_run.gap_ns * 1e-9,
+	       (unsigned long long)live_run.back_index, live_run.back_buttons, live_run.back_edge,
+	       live_run.back_clutched, live_run.back_grab, live_run.back_grabbed);
+	CHECK_MSG(froze, "the pointer was not frozen while the tracker was unplugged");
+	CHECK(live_run.seen_back && live_run.back_buttons == 1u && live_run.back_edge);
+	/* longer than the tracker's timeout: the pointer had frozen */
+	CHECK_MSG(live_run.gap_ns > trk_tracker_config_default().timeout_ns, "the gap was %lld ns",
+		  (long long)live_run.gap_ns);
+	CHECK_MSG(!live_run.back_clutched, "the press that came back with the tracker engaged the clutch");
+	CHECK_MSG(live_run.back_grab && live_run.back_grabbed == CORNER, "the press grabbed %d, not the corner",
+		  live_run.back_grabbed);
+	CHECK(live_run.grabs == 1);
+
+	/* the recording holds the re-initialisation, and replays to the same decisions */
+	rec_totals rt = read_recording(path);
+	char want_out[256] = "";
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < EXPECTED_INIT; i++)
+			strcat(want_out, expected_init[i]);
+	strcat(want_out, "P");
+	CHECK_MSG(rt.ok && rt.out_len == strlen(want_out) && memcmp(rt.out_bytes, want_out, rt.out_len) == 0,
+		  "the recording's commands (%zu bytes) are not the two initialisations and P", rt.out_len);
+	char spec[400];
+	snprintf(spec, sizeof spec, "replay:%s@0", path);
+	fo.spec = spec;
+	fo.record = NULL;
+	opened = sty_feed_open(&feed, &fo, error, sizeof error);
+	CHECK_MSG(opened, "replay: %s", error);
+	gap_run again = {0};
+	for (long step = 0; opened && !feed.ended && step < 100000; step++)
+		sty_feed_advance(&feed, (double)step * 0.005, &sc, gap_on_sample, &again);
+	if (opened)
+		sty_feed_close(&feed);
+	CHECK_MSG(again.samples >= live_run.samples, "replayed %llu samples, live %llu", (unsigned long long)again.samples,
+		  (unsigned long long)live_run.samples);
+	CHECK(again.seen_back && again.back_index == live_run.back_index && again.gap_ns == live_run.gap_ns);
+	CHECK(again.back_grab && again.back_grabbed == CORNER && !again.back_clutched && again.grabs == 1);
+	unlink(path);
+	sim_world_destroy(&w);
+}
+
 /* ---- running under the preload library ----------------------------------------------- */
 
 /* Re-executes the test under umockdev-wrapper once; returns only when already under
@@ -801,6 +1049,7 @@ int main(int argc, char **argv)
 		TEST(close_clean),
 		TEST(stylus_lifts_corner),
 		TEST(feed_reports_troubles),
+		TEST(press_across_unplug),
 	};
 	int rc = test_run(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 	if (src)

@@ -500,6 +500,65 @@ static void test_obstacles_together(void)
 	check_vec3(d, 2, -0.498, 0, STOP_TOL);
 }
 
+/* The decision chain the device thread and `tela run` run per sample: the tracker (with
+ * the stylus's previous hover as near_object) and then the stylus. */
+static void feed_sample(trk_tracker *tr, sty_stylus *st, sty_output *out, const sty_scene *scene, int64_t t_ns,
+                        float x, float y, float z, uint32_t buttons)
+{
+	/* world frame: the calibration is the identity */
+	dev_sample s = {.t_ns = t_ns, .sensor = 1, .position = {x, y, z}, .orientation = {0, 0, 0, 1}, .buttons = buttons};
+	trk_pointer p;
+	trk_tracker_update(tr, &s, 1, sty_near_object(out), t_ns, &p);
+	sty_update(st, &p, scene, out);
+}
+
+/* Pressed while the tracker was unplugged, over a vertex it was not near before: the
+ * first sample back, button down, grabs that vertex (the clutch stays off). */
+static void test_press_across_unplug_grabs(void)
+{
+	static trk_tracker tr; /* 20 KB */
+	trk_tracker_config tc = trk_tracker_config_default();
+	tc.calibration = (trk_calibration){.rotation = {0, 0, 0, 1}, .scale = 1.0f};
+	sty_config c = config();
+	for (int gap = 0; gap < 2; gap++) {
+		trk_tracker_init(&tr, &tc);
+		sty_stylus st;
+		sty_init(&st, &c);
+		sty_output out = {.hover = -1, .grabbed = -1, .released = -1};
+		float v[2][4] = {{0, 0, 0, 1}, {0.5f, 0, 0, 1}};
+		sty_scene scene = {.positions = (const float(*)[4])v, .vertex_count = 2};
+		int64_t ms = 1000000;
+		/* 30 cm from vertex 0 and 20 cm from vertex 1: nothing picked */
+		feed_sample(&tr, &st, &out, &scene, 10 * ms, 0.3f, 0.0f, 0.0f, 0);
+		feed_sample(&tr, &st, &out, &scene, 20 * ms, 0.3f, 0.01f, 0.0f, 0);
+		CHECK(out.hover == -1 && !sty_near_object(&out));
+		int64_t back = 20 * ms + 16 * ms;
+		if (gap == 0) {
+			/* unplugged: the device thread freezes the pointer with the source's line */
+			trk_pointer p;
+			trk_tracker_freeze(&tr, "unplugged; waiting for it to return");
+			trk_tracker_update(&tr, NULL, 0, sty_near_object(&out), 500 * ms, &p);
+			CHECK(p.frozen);
+			back = 2000 * ms;
+		} else {
+			/* or just a silence longer than the tracker's timeout */
+			back = 20 * ms + tc.timeout_ns + ms;
+		}
+		/* back 5 mm above vertex 0 with the button already down */
+		feed_sample(&tr, &st, &out, &scene, back, 0.0f, 0.005f, 0.0f, 1);
+		CHECK_MSG(out.grab && out.grabbed == 0, "gap %d: the press after the gap did not grab (grab %d, grabbed %d, "
+		                                        "hover %d, clutched %d)",
+		          gap, out.grab, out.grabbed, out.hover, tr.clutch.engaged);
+		CHECK(!tr.clutch.engaged);
+		/* and pulls it: the target follows the hand */
+		feed_sample(&tr, &st, &out, &scene, back + 16 * ms, 0.0f, 0.025f, 0.0f, 1);
+		CHECK(out.grabbed == 0 && !tr.clutch.engaged);
+		check_vec3(out.target, 0.0, 0.02, 0.0, TOL);
+		feed_sample(&tr, &st, &out, &scene, back + 32 * ms, 0.0f, 0.025f, 0.0f, 0);
+		CHECK(out.release && out.released == 0);
+	}
+}
+
 int main(void)
 {
 	test_pick();
@@ -513,6 +572,7 @@ int main(void)
 	test_obstacle_mesh();
 	test_obstacle_pose();
 	test_obstacles_together();
+	test_press_across_unplug_grabs();
 	if (test_failures_) {
 		fprintf(stderr, "%d checks failed\n", test_failures_);
 		return 1;

@@ -355,6 +355,61 @@ static void clutch_keeps_pointer_continuous(void)
 	check_vec3("after the grab", p.position, 0.17, 0.03, 0, TOL);
 }
 
+/* A press that arrives with the first sample after a gap is a press (left to the caller:
+ * a grab), whatever the caller's stale pick says; the next sample decides the clutch with
+ * a pick made where the pointer is after the gap.  Seed 002's mapping throughout: device
+ * x is world x. */
+static void press_after_gap_is_a_press(void)
+{
+	trk_tracker_config cfg = trk_tracker_config_default();
+	trk_tracker *t = new_tracker(&cfg);
+	trk_pointer p;
+	int64_t ms = 0;
+	update1(t, sample(ms += 10 * MS, 0.00, 0, 0, NULL, 0), false, &p);
+	update1(t, sample(ms += 10 * MS, 0.10, 0, 0, NULL, 0), false, &p);
+
+	/* Unplugged (the device thread freezes the pointer with the driver's line); the
+	 * hand moves onto an object and presses; the first sample back has the button down.
+	 * The caller's pick is still the one from before the unplug: nothing near. */
+	trk_tracker_freeze(t, "unplugged; waiting for it to return");
+	update1(t, sample(ms += 2000 * MS, 0.30, 0, 0, NULL, 1), false, &p);
+	CHECK(p.pressed && p.pressed_edge && !p.frozen);
+	CHECK_MSG(!p.clutched, "a press with the first sample after the unplug engaged the clutch");
+	check_vec3("after the unplug", p.position, 0.30, 0, 0, TOL);
+	/* the caller grabbed with it: held, the pointer follows the hand */
+	update1(t, sample(ms += 10 * MS, 0.32, 0, 0, NULL, 1), true, &p);
+	CHECK(p.pressed && !p.pressed_edge && !p.clutched);
+	check_vec3("grabbing", p.position, 0.32, 0, 0, TOL);
+	update1(t, sample(ms += 10 * MS, 0.32, 0, 0, NULL, 0), true, &p);
+	CHECK(p.released_edge && !p.clutched);
+
+	/* A silence longer than the timeout with no update in between (the samples of one
+	 * poll) is a gap too; here the caller grabs nothing with the press, so the next
+	 * sample, button still down and still nothing near, engages the clutch where the
+	 * pointer is then. */
+	update1(t, sample(ms += cfg.timeout_ns + 10 * MS, 0.50, 0, 0, NULL, 1), false, &p);
+	CHECK(p.pressed_edge && !p.clutched);
+	check_vec3("after the silence", p.position, 0.50, 0, 0, TOL);
+	update1(t, sample(ms += 10 * MS, 0.52, 0, 0, NULL, 1), false, &p);
+	CHECK(p.clutched && !p.pressed_edge);
+	check_vec3("clutched", p.position, 0.52, 0, 0, TOL);
+	update1(t, sample(ms += 10 * MS, 0.60, 0, 0, NULL, 1), false, &p);
+	check_vec3("held by the clutch", p.position, 0.52, 0, 0, TOL);
+	update1(t, sample(ms += 10 * MS, 0.60, 0, 0, NULL, 0), false, &p);
+	CHECK(p.released_edge && !p.clutched);
+
+	/* Without a gap the caller's pick is one sample old and a press away from every
+	 * object clutches at once, as before. */
+	update1(t, sample(ms += 10 * MS, 0.60, 0, 0, NULL, 1), false, &p);
+	CHECK(p.pressed_edge && p.clutched);
+	update1(t, sample(ms += 10 * MS, 0.60, 0, 0, NULL, 0), false, &p);
+
+	/* The very first sample has no pick before it at all: a press with it is a press. */
+	t = new_tracker(&cfg);
+	update1(t, sample(10 * MS, 0.30, 0, 0, NULL, 1), false, &p);
+	CHECK(p.pressed_edge && !p.clutched);
+}
+
 /* ---- History ---------------------------------------------------------------------------- */
 
 static trk_pose pose(int64_t t_ns, double x, double y, double z, const double q[4])
@@ -761,6 +816,7 @@ static const test_case tests[] = {
 	TEST(calibration_file_bad),
 	TEST(clutch_offset),
 	TEST(clutch_keeps_pointer_continuous),
+	TEST(press_after_gap_is_a_press),
 	TEST(history_interpolation),
 	TEST(history_orientation),
 	TEST(history_ring),

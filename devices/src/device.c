@@ -1,5 +1,5 @@
 /* The device interface: dispatch by specification, the shared getters and the recorder
- * ("tela-rec 1", docs/devices.md).  The sources themselves live in synthetic.c, replay.c
+ * ("tela-rec 1" and "tela-rec 2", docs/devices.md).  The sources themselves live in synthetic.c, replay.c
  * and polhemus_usb.c behind the dev_ops vtable (device_internal.h). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -132,6 +132,8 @@ void dev_close(dev_source **source)
 	if (!source || !*source)
 		return;
 	dev_source *s = *source;
+	if (s->ops->finish)
+		s->ops->finish(s);
 	stop_recording(s);
 	s->ops->close(s);
 	*source = NULL;
@@ -196,12 +198,16 @@ bool dev_record(dev_source *source, const char *path, char *error, int error_siz
 		dev_set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
 		return false;
 	}
-	if (fprintf(f, "tela-rec 1 %s\n", rec_kind_name(source->rec_kind)) < 0) {
+	/* Only a driver's raw traffic has two directions to tell apart; the sample kinds keep
+	 * the version that every reader knows. */
+	int version = source->rec_kind == DEV_REC_POLHEMUS ? 2 : 1;
+	if (fprintf(f, "tela-rec %d %s\n", version, rec_kind_name(source->rec_kind)) < 0) {
 		dev_set_error(error, error_size, "cannot record to %s: %s", path, strerror(errno));
 		fclose(f);
 		return false;
 	}
 	source->rec_file = f;
+	source->rec_version = version;
 	dev_format(source->rec_path, sizeof source->rec_path, "%s", path);
 	source->rec_error[0] = '\0';
 	source->rec_bytes = 0;
@@ -216,17 +222,28 @@ const char *dev_record_error(const dev_source *source)
 
 void dev_record_bytes(dev_source *source, int64_t t_ns, const uint8_t *bytes, size_t count)
 {
+	dev_record_chunk(source, t_ns, DEV_REC_IN, bytes, count);
+}
+
+void dev_record_chunk(dev_source *source, int64_t t_ns, dev_rec_dir dir, const uint8_t *bytes, size_t count)
+{
 	if (!source->rec_file || count == 0)
 		return;
+	/* A version 1 file has no way to say that bytes went to the device or were
+	 * discarded: it gets only what the parser met. */
+	if (source->rec_version < 2 && dir != DEV_REC_IN)
+		return;
 	/* Little-endian whatever the host, so a recording plays back anywhere. */
-	uint8_t head[12];
+	uint8_t head[13];
+	size_t head_size = source->rec_version >= 2 ? 13 : 12;
+	head[12] = (uint8_t)dir;
 	uint64_t t = (uint64_t)t_ns;
 	for (int i = 0; i < 8; i++)
 		head[i] = (uint8_t)(t >> (8 * i));
 	uint32_t c = (uint32_t)count;
 	for (int i = 0; i < 4; i++)
 		head[8 + i] = (uint8_t)(c >> (8 * i));
-	if (count > UINT32_MAX || fwrite(head, 1, sizeof head, source->rec_file) != sizeof head ||
+	if (count > UINT32_MAX || fwrite(head, 1, head_size, source->rec_file) != head_size ||
 	    fwrite(bytes, 1, count, source->rec_file) != count) {
 		int err = count > UINT32_MAX ? EFBIG : errno;
 		fclose(source->rec_file);
@@ -237,5 +254,5 @@ void dev_record_bytes(dev_source *source, int64_t t_ns, const uint8_t *bytes, si
 		compose_line(source);
 		return;
 	}
-	source->rec_bytes += sizeof head + count;
+	source->rec_bytes += head_size + count;
 }

@@ -24,10 +24,22 @@ typedef struct dev_ops {
 	 * timeout_ms, -1 once ended or failed.  Keep `state`, `health` and `describe`
 	 * current, and pass raw bytes to dev_record_bytes as they arrive. */
 	int (*poll)(dev_source *source, dev_sample *out, int max, int timeout_ms);
+	/* Optional: stops the source's own threads and hands the recorder every byte still
+	 * waiting for a poll (the last transfers, the command that stops the tracker).
+	 * dev_close calls it before it closes the recording, then `close`. */
+	void (*finish)(dev_source *source);
 	/* Releases everything the implementation owns, including the struct itself.
 	 * device.c has already stopped the recorder. */
 	void (*close)(dev_source *source);
 } dev_ops;
+
+/* Which way a chunk's bytes went (docs/devices.md, "Recording format"; version 2 files
+ * carry it, version 1 chunks are all DEV_REC_IN). */
+typedef enum dev_rec_dir {
+	DEV_REC_IN = 0,       /* device to host, streamed: the parser met these bytes */
+	DEV_REC_IN_REPLY = 1, /* device to host, a reply read and discarded during initialisation */
+	DEV_REC_OUT = 2,      /* host to device: a command */
+} dev_rec_dir;
 
 /* What a recording holds, named in its header line (docs/devices.md, "Recording
  * format"); both replay through pol_parse. */
@@ -50,6 +62,7 @@ struct dev_source {
 	 * and are reported through `describe`, never by failing the source. */
 	dev_rec_kind rec_kind;
 	FILE *rec_file;
+	int rec_version; /* 2 for polhemus-binary (directions), 1 for the sample kinds */
 	char rec_path[512];
 	char rec_error[160]; /* why recording stopped, "" while fine */
 	uint64_t rec_bytes;
@@ -85,6 +98,9 @@ void dev_format(char *dst, size_t size, const char *fmt, ...)
  * running; a no-op otherwise.  Call it with every raw transfer, before parsing, so that
  * replay sees exactly what the parser saw. */
 void dev_record_bytes(dev_source *source, int64_t t_ns, const uint8_t *bytes, size_t count);
+/* The same with the direction: a driver that talks to a device records its commands
+ * (DEV_REC_OUT) and the replies it discards (DEV_REC_IN_REPLY) too. */
+void dev_record_chunk(dev_source *source, int64_t t_ns, dev_rec_dir dir, const uint8_t *bytes, size_t count);
 
 /* The host's CLOCK_MONOTONIC in nanoseconds: the time base of every sample. */
 int64_t dev_now_ns(void);

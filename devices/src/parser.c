@@ -42,6 +42,12 @@ void pol_parser_init(pol_parser *p)
 	memset(p, 0, sizeof *p);
 }
 
+void pol_parser_restart(pol_parser *p)
+{
+	p->pending_count = 0;
+	memset(p->have_frame, 0, sizeof p->have_frame);
+}
+
 static uint16_t get_u16(const uint8_t *b)
 {
 	return (uint16_t)(b[0] | (b[1] << 8));

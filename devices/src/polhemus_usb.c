@@ -6,7 +6,11 @@
  * queues the samples; dev_poll only takes from that queue under a mutex, so a stalled or
  * vanished tracker can never block the caller longer than its timeout.  The same thread
  * notices an unplug (LIBUSB_ERROR_NO_DEVICE), looks for the tracker again every 200 ms
- * and re-runs the initialisation when it returns. */
+ * and re-runs the initialisation when it returns.
+ *
+ * Every byte each way (the commands, the initialisation's replies, the stream) is queued
+ * for the recorder from open on, and written by the thread that polls (which owns the
+ * recorder); what is still queued at close is written before the recording closes. */
 #define _POSIX_C_SOURCE 200809L /* pthread_condattr_setclock, clock_gettime */
 
 #include "device_internal.h"
@@ -104,8 +108,10 @@ typedef struct pol_usb {
 	dev_state state;
 	char describe[sizeof(((dev_source *)0)->describe)];
 	dev_health health; /* the parser's counters and reconnects; samples counted in poll */
-	bool want_raw;     /* a recording is running: keep raw transfers for it */
-	uint8_t *raw;      /* [int64 t_ns][uint32 count][bytes] ... */
+	/* Keep raw traffic for the recorder: from open until the first poll (a recording
+	 * started before it gets the start-up), then while a recording runs. */
+	bool want_raw;
+	uint8_t *raw;      /* [int64 t_ns][uint32 count][uint8 dev_rec_dir][bytes] ... */
 	size_t raw_used;
 	uint64_t raw_lost; /* bytes the recorder never got because poll fell behind */
 } pol_usb;
@@ -154,6 +160,35 @@ static void publish(pol_usb *s, dev_state state, const char *fmt, ...)
 	pthread_mutex_unlock(&s->lock);
 }
 
+enum { RAW_HEAD = sizeof(int64_t) + sizeof(uint32_t) + 1 };
+
+/* Queues one transfer for the recorder.  Under the lock. */
+static void queue_raw(pol_usb *s, int64_t t_ns, dev_rec_dir dir, const uint8_t *bytes, size_t count)
+{
+	if (!s->want_raw || count == 0)
+		return;
+	size_t need = RAW_HEAD + count;
+	if (s->raw_used + need > RAW_QUEUE_BYTES) {
+		s->raw_lost += count;
+		return;
+	}
+	uint32_t c = (uint32_t)count;
+	uint8_t d = (uint8_t)dir;
+	uint8_t *at = s->raw + s->raw_used;
+	memcpy(at, &t_ns, sizeof t_ns);
+	memcpy(at + sizeof t_ns, &c, sizeof c);
+	memcpy(at + sizeof t_ns + sizeof c, &d, 1);
+	memcpy(at + RAW_HEAD, bytes, count);
+	s->raw_used += need;
+}
+
+static void record_raw(pol_usb *s, int64_t t_ns, dev_rec_dir dir, const uint8_t *bytes, size_t count)
+{
+	pthread_mutex_lock(&s->lock);
+	queue_raw(s, t_ns, dir, bytes, count);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Hands one streaming transfer to the recorder queue and the parser. */
 static void deliver(pol_usb *s, int64_t t_ns, const uint8_t *bytes, size_t count)
 {
@@ -161,18 +196,7 @@ static void deliver(pol_usb *s, int64_t t_ns, const uint8_t *bytes, size_t count
 	int n = pol_parse(&s->parser, bytes, count, t_ns, parsed, (int)(sizeof parsed / sizeof parsed[0]));
 
 	pthread_mutex_lock(&s->lock);
-	if (s->want_raw) {
-		size_t need = sizeof(int64_t) + sizeof(uint32_t) + count;
-		if (s->raw_used + need <= RAW_QUEUE_BYTES) {
-			uint32_t c = (uint32_t)count;
-			memcpy(s->raw + s->raw_used, &t_ns, sizeof t_ns);
-			memcpy(s->raw + s->raw_used + sizeof t_ns, &c, sizeof c);
-			memcpy(s->raw + s->raw_used + sizeof t_ns + sizeof c, bytes, count);
-			s->raw_used += need;
-		} else {
-			s->raw_lost += count;
-		}
-	}
+	queue_raw(s, t_ns, DEV_REC_IN, bytes, count);
 	for (int i = 0; i < n; i++) {
 		if (s->queue_count == SAMPLE_QUEUE) {
 			/* Nobody is polling: the newest pose matters most to a pointer. */
@@ -197,8 +221,11 @@ static void deliver(pol_usb *s, int64_t t_ns, const uint8_t *bytes, size_t count
 static int send_bytes(pol_usb *s, const char *bytes)
 {
 	int len = (int)strlen(bytes), done = 0;
+	int64_t t = dev_now_ns();
 	int r = libusb_bulk_transfer(s->handle, s->model->ep_out, (unsigned char *)bytes, len, &done,
 				     WRITE_TIMEOUT_MS);
+	/* what reached the device, stamped when it was sent */
+	record_raw(s, t, DEV_REC_OUT, (const uint8_t *)bytes, done > 0 ? (size_t)done : 0);
 	if (r == 0 && done != len)
 		r = LIBUSB_ERROR_IO;
 	return r;
@@ -215,6 +242,8 @@ static int flush_replies(pol_usb *s, size_t *got)
 		int n = 0;
 		int r = libusb_bulk_transfer(s->handle, s->model->ep_in, buf, sizeof buf, &n, FLUSH_QUIET_MS);
 		*got += (size_t)(n > 0 ? n : 0);
+		if (n > 0)
+			record_raw(s, dev_now_ns(), DEV_REC_IN_REPLY, buf, (size_t)n);
 		if (r == LIBUSB_ERROR_TIMEOUT && n <= 0)
 			return 0;
 		if (r == LIBUSB_ERROR_OVERFLOW || r == LIBUSB_ERROR_TIMEOUT)
@@ -319,9 +348,7 @@ static int connect_device(pol_usb *s, libusb_device *dev, const pol_model *model
 	if ((r = run_init(s, why, why_size)) != 0)
 		goto failed;
 
-	/* The tracker starts over: no half record and no frame counter to compare with. */
-	s->parser.pending_count = 0;
-	memset(s->parser.have_frame, 0, sizeof s->parser.have_frame);
+	pol_parser_restart(&s->parser);
 	s->last_data_ns = dev_now_ns();
 	s->errors_in_row = 0;
 	s->waiting_reported = false;
@@ -493,6 +520,43 @@ static void *reader(void *arg)
 
 /* ---- dev_source ops ------------------------------------------------------------------ */
 
+/* Takes the queued raw traffic and writes it to the recorder outside the lock, so the
+ * reader is never held up by the disk.  On the thread that owns the recorder. */
+static void write_raw(pol_usb *s)
+{
+	dev_source *source = &s->base;
+	pthread_mutex_lock(&s->lock);
+	/* Nobody records: the start-up kept for a recording that did not come is dropped. */
+	s->want_raw = source->rec_file != NULL;
+	if (!s->want_raw)
+		s->raw_lost = 0; /* nothing was lost to a recording that does not exist */
+	uint8_t *raw = NULL;
+	size_t raw_used = 0;
+	if (s->raw_used > 0 && s->want_raw) {
+		raw = malloc(s->raw_used);
+		if (raw) {
+			memcpy(raw, s->raw, s->raw_used);
+			raw_used = s->raw_used;
+		} else {
+			s->raw_lost += s->raw_used;
+		}
+	}
+	s->raw_used = 0;
+	pthread_mutex_unlock(&s->lock);
+
+	for (size_t at = 0; at < raw_used;) {
+		int64_t t;
+		uint32_t c;
+		uint8_t d;
+		memcpy(&t, raw + at, sizeof t);
+		memcpy(&c, raw + at + sizeof t, sizeof c);
+		memcpy(&d, raw + at + sizeof t + sizeof c, 1);
+		dev_record_chunk(source, t, (dev_rec_dir)d, raw + at + RAW_HEAD, c);
+		at += RAW_HEAD + c;
+	}
+	free(raw);
+}
+
 static int pol_usb_poll(dev_source *source, dev_sample *out, int max, int timeout_ms)
 {
 	pol_usb *s = (pol_usb *)source;
@@ -503,7 +567,6 @@ static int pol_usb_poll(dev_source *source, dev_sample *out, int max, int timeou
 	deadline.tv_nsec = (long)(ns % 1000000000);
 
 	pthread_mutex_lock(&s->lock);
-	s->want_raw = source->rec_file != NULL;
 	while (s->queue_count == 0 && timeout_ms > 0 && !atomic_load(&s->stop)) {
 		if (pthread_cond_timedwait(&s->ready, &s->lock, &deadline) != 0)
 			break;
@@ -518,32 +581,12 @@ static int pol_usb_poll(dev_source *source, dev_sample *out, int max, int timeou
 	source->state = s->state;
 	source->health = s->health;
 	memcpy(source->describe, s->describe, sizeof source->describe);
-	/* The recorder belongs to this thread: take the raw traffic out and write it
-	 * after unlocking, so the reader is never held up by the disk. */
-	uint8_t *raw = NULL;
-	size_t raw_used = 0;
-	uint64_t raw_lost = s->raw_lost;
-	if (s->raw_used > 0) {
-		raw = malloc(s->raw_used);
-		if (raw) {
-			memcpy(raw, s->raw, s->raw_used);
-			raw_used = s->raw_used;
-		} else {
-			s->raw_lost += s->raw_used;
-		}
-		s->raw_used = 0;
-	}
 	pthread_mutex_unlock(&s->lock);
 
-	for (size_t at = 0; at < raw_used;) {
-		int64_t t;
-		uint32_t c;
-		memcpy(&t, raw + at, sizeof t);
-		memcpy(&c, raw + at + sizeof t, sizeof c);
-		dev_record_bytes(source, t, raw + at + sizeof t + sizeof c, c);
-		at += sizeof t + sizeof c + c;
-	}
-	free(raw);
+	write_raw(s);
+	pthread_mutex_lock(&s->lock);
+	uint64_t raw_lost = s->raw_lost;
+	pthread_mutex_unlock(&s->lock);
 	if (raw_lost > 0 && source->rec_file) {
 		char text[sizeof source->describe];
 		memcpy(text, source->describe, sizeof text);
@@ -552,6 +595,21 @@ static int pol_usb_poll(dev_source *source, dev_sample *out, int max, int timeou
 	}
 	/* A tracker that has gone keeps being looked for: never "ended". */
 	return n;
+}
+
+/* The reader's last transfers and the "P" that quiets the tracker reach the recording. */
+static void pol_usb_finish(dev_source *source)
+{
+	pol_usb *s = (pol_usb *)source;
+	atomic_store(&s->stop, true);
+	if (s->thread_started) {
+		pthread_join(s->thread, NULL);
+		s->thread_started = false;
+	} else if (s->handle) {
+		send_bytes(s, "P");
+		drop_handle(s);
+	}
+	write_raw(s);
 }
 
 static void pol_usb_close(dev_source *source)
@@ -575,6 +633,7 @@ static void pol_usb_close(dev_source *source)
 static const dev_ops pol_usb_ops = {
 	.kind = "polhemus",
 	.poll = pol_usb_poll,
+	.finish = pol_usb_finish,
 	.close = pol_usb_close,
 };
 
@@ -596,6 +655,7 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 	pthread_condattr_destroy(&attr);
 	pol_parser_init(&s->parser);
 	s->state = DEV_WAITING;
+	s->want_raw = true;
 
 	if (bus_addr) {
 		char tail;
@@ -618,7 +678,7 @@ dev_source *pol_usb_open(const char *bus_addr, char *error, int error_size)
 		pol_usb_close(&s->base);
 		return NULL;
 	}
-	char why[256] = "";
+	char why[DEV_ERROR_MAX] = "";
 	if (find_and_connect(s, false, why, sizeof why) != 0) {
 		dev_set_error(error, error_size, "polhemus: %s", why);
 		pol_usb_close(&s->base);

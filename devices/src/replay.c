@@ -1,7 +1,9 @@
-/* Replay of a "tela-rec 1" recording (docs/devices.md): "replay:FILE[@SPEED]".  The
- * whole file is read and checked at open, so a bad file fails there with the byte offset
- * of the problem instead of freezing the pointer half-way; the chunks then go through
- * the same pol_parse as live traffic. */
+/* Replay of a "tela-rec 1" or "tela-rec 2" recording (docs/devices.md):
+ * "replay:FILE[@SPEED]".  The whole file is read and checked at open, so a bad file fails
+ * there with the byte offset of the problem instead of freezing the pointer half-way; the
+ * streamed chunks then go through the same pol_parse as live traffic, and the commands
+ * and initialisation replies of a version 2 file are passed over as the driver passed
+ * over them. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "device_internal.h"
@@ -20,6 +22,7 @@ typedef struct rep_chunk {
 	int64_t t_ns;
 	size_t offset; /* of the bytes in `data` */
 	uint32_t count;
+	dev_rec_dir dir;
 } rep_chunk;
 
 typedef struct rep_source {
@@ -88,9 +91,17 @@ static void feed_chunk(rep_source *s)
 	}
 	/* Re-recording a replay keeps it replayable: same bytes, the times they were
 	 * replayed at. */
-	dev_record_bytes(&s->base, t, s->data + c->offset, c->count);
-	s->queue_len = pol_parse(&s->parser, s->data + c->offset, c->count, t, s->queue, s->queue_cap);
+	dev_record_chunk(&s->base, t, c->dir, s->data + c->offset, c->count);
 	s->queue_pos = 0;
+	if (c->dir == DEV_REC_IN) {
+		s->queue_len = pol_parse(&s->parser, s->data + c->offset, c->count, t, s->queue, s->queue_cap);
+	} else {
+		/* The driver never parsed these.  A command means it was initialising the
+		 * tracker, after which it restarted its parser: so does the replay. */
+		s->queue_len = 0;
+		if (c->dir == DEV_REC_OUT)
+			pol_parser_restart(&s->parser);
+	}
 	s->base.health = s->parser.health;
 }
 
@@ -249,7 +260,7 @@ dev_source *dev_replay_open(const char *args, char *error, int error_size)
 	if (!s->data)
 		return fail(s, error, error_size, "replay: cannot read %s: %s", s->path, why);
 
-	/* The header line: "tela-rec 1 KIND\n". */
+	/* The header line: "tela-rec VERSION KIND\n". */
 	static const char magic[] = "tela-rec ";
 	const uint8_t *nl = memchr(s->data, '\n', size < 64 ? size : 64);
 	if (size < sizeof magic - 1 || memcmp(s->data, magic, sizeof magic - 1) != 0 || !nl)
@@ -259,8 +270,9 @@ dev_source *dev_replay_open(const char *args, char *error, int error_size)
 	char line[64];
 	memcpy(line, s->data, header - 1);
 	line[header - 1] = '\0';
-	if (strncmp(line, "tela-rec 1 ", 11) != 0)
-		return fail(s, error, error_size, "replay: %s: unsupported recording version (byte offset 9: \"%s\"; this tela reads version 1)",
+	int version = strncmp(line, "tela-rec 1 ", 11) == 0 ? 1 : strncmp(line, "tela-rec 2 ", 11) == 0 ? 2 : 0;
+	if (version == 0)
+		return fail(s, error, error_size, "replay: %s: unsupported recording version (byte offset 9: \"%s\"; this tela reads versions 1 and 2)",
 		            s->path, line);
 	if (strcmp(line + 11, "polhemus-binary") == 0)
 		s->base.rec_kind = DEV_REC_POLHEMUS;
@@ -273,17 +285,26 @@ dev_source *dev_replay_open(const char *args, char *error, int error_size)
 		return fail(s, error, error_size, "replay: %s: unknown recording kind \"%s\" at byte offset 11 (expected polhemus-binary, synthetic-samples or world-samples)",
 		            s->path, line + 11);
 
-	/* The chunks, all checked now. */
+	/* The chunks, all checked now.  Version 2 adds the direction byte to the header. */
+	size_t head = version == 2 ? 13 : 12;
 	size_t cap = 0;
 	for (size_t off = header; off < size;) {
-		if (size - off < 12)
-			return fail(s, error, error_size, "replay: %s: truncated chunk header at byte offset %zu (%zu of 12 bytes)", s->path,
-			            off, size - off);
+		if (size - off < head)
+			return fail(s, error, error_size, "replay: %s: truncated chunk header at byte offset %zu (%zu of %zu bytes)", s->path,
+			            off, size - off, head);
 		int64_t t = (int64_t)get_le(s->data + off, 8);
 		uint32_t count = (uint32_t)get_le(s->data + off + 8, 4);
-		if (count > size - off - 12)
+		dev_rec_dir dir = DEV_REC_IN;
+		if (version == 2) {
+			uint8_t d = s->data[off + 12];
+			if (d > DEV_REC_OUT)
+				return fail(s, error, error_size, "replay: %s: unknown chunk direction %u at byte offset %zu (expected 0 in, 1 reply, 2 out)",
+				            s->path, (unsigned)d, off + 12);
+			dir = (dev_rec_dir)d;
+		}
+		if (count > size - off - head)
 			return fail(s, error, error_size, "replay: %s: truncated chunk at byte offset %zu (%u bytes announced, %zu left)",
-			            s->path, off, count, size - off - 12);
+			            s->path, off, count, size - off - head);
 		if (s->chunk_count > 0 && t < s->chunks[s->chunk_count - 1].t_ns)
 			return fail(s, error, error_size, "replay: %s: chunk at byte offset %zu goes back in time", s->path, off);
 		if (s->chunk_count == cap) {
@@ -293,8 +314,8 @@ dev_source *dev_replay_open(const char *args, char *error, int error_size)
 				return fail(s, error, error_size, "replay: %s: out of memory", s->path);
 			s->chunks = c;
 		}
-		s->chunks[s->chunk_count++] = (rep_chunk){.t_ns = t, .offset = off + 12, .count = count};
-		off += 12 + (size_t)count;
+		s->chunks[s->chunk_count++] = (rep_chunk){.t_ns = t, .offset = off + head, .count = count, .dir = dir};
+		off += head + (size_t)count;
 	}
 	s->base.state = DEV_STREAMING;
 	describe(s);

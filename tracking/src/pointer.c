@@ -82,6 +82,7 @@ static void feed(trk_tracker *tr, const dev_sample *s, bool near_object, bool *p
 			tr->history.dropped_out_of_order++;
 		return;
 	}
+	bool after_gap = !tr->have_pose || tr->frozen || s->t_ns - tr->last_sample_ns > tr->config.timeout_ns;
 	if (tr->frozen) {
 		/* after a gap, a fresh start: the filter would smear the jump over its time
 		 * constant and the history would invent motion across the gap */
@@ -97,11 +98,23 @@ static void feed(trk_tracker *tr, const dev_sample *s, bool near_object, bool *p
 	bool pressed = (s->buttons & tr->config.button_mask) != 0;
 	if (pressed && !tr->pressed) {
 		*pressed_edge = true;
-		if (!near_object)
+		/* near_object is the pick at the pointer's previous position; across a gap the
+		 * hand may have moved onto the cloth, so that pick says nothing about this
+		 * press, and clutching on it would turn a grab into a clutch. */
+		if (after_gap)
+			tr->press_undecided = true;
+		else if (!near_object)
 			trk_clutch_engage(&tr->clutch, filtered.position);
 	} else if (!pressed && tr->pressed) {
 		*released_edge = true;
+		tr->press_undecided = false;
 		trk_clutch_release(&tr->clutch, filtered.position);
+	} else if (pressed && tr->press_undecided) {
+		/* the caller has picked at the post-gap position: nothing held means the press
+		 * was away from every object */
+		tr->press_undecided = false;
+		if (!near_object)
+			trk_clutch_engage(&tr->clutch, filtered.position);
 	}
 	tr->pressed = pressed;
 

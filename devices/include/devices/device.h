@@ -48,6 +48,11 @@ typedef enum dev_frame {
 
 typedef struct dev_source dev_source;
 
+/* Room for any message dev_open or dev_record gives: an error buffer this large always
+ * holds the whole text (the longest, the hint for a tracker whose firmware is not loaded,
+ * is about 270 characters). */
+enum { DEV_ERROR_MAX = 1024 };
+
 /* Opens a source from a specification:
  *   polhemus                 the first Polhemus tracker found over USB
  *   polhemus:BUS-ADDR        that one (e.g. polhemus:1-2)
@@ -55,7 +60,8 @@ typedef struct dev_source dev_source;
  *   replay:FILE[@SPEED]      a recording (SPEED 1 = real time, 0 = as fast as possible)
  *   push:NAME                samples the application pushes in (dev_push), e.g. an
  *                            OpenXR controller's; in the device frame
- * NULL with a message on failure (unknown kind, unreadable file). */
+ * NULL with a message on failure (unknown kind, unreadable file); an error_size of
+ * DEV_ERROR_MAX never cuts it short. */
 dev_source *dev_open(const char *spec, char *error, int error_size);
 void dev_close(dev_source **source);
 

@@ -26,6 +26,11 @@ typedef struct pol_parser {
 #define POL_MAX_SAMPLES(count) ((int)((count) / POL_RECORD_BYTES) + 1)
 
 void pol_parser_init(pol_parser *p);
+/* The tracker starts over (it was initialised again, after a reconnect): no half record
+ * and no frame counter to compare with, the counters kept.  The driver calls it after
+ * each initialisation, and replay at each command the driver sent, so that a replay's
+ * parser meets the stream in the state the live one did. */
+void pol_parser_restart(pol_parser *p);
 
 /* Feeds bytes that arrived at host time t_ns; writes up to `max` samples (complete,
  * error-free records, converted to metres and x y z w) and returns how many.  Records

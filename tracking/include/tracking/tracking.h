@@ -215,6 +215,10 @@ typedef struct trk_tracker {
 	trk_pose pose;          /* the newest pointer pose */
 	bool have_pose;
 	bool pressed;           /* button state after the last sample */
+	/* The button went down with the first sample after a gap, when the caller's pick
+	 * (near_object) was still the one from before the gap: the next sample decides the
+	 * clutch, with a pick made where the pointer is now. */
+	bool press_undecided;
 	bool frozen;
 	char reason[96];
 	int64_t last_sample_ns; /* host time of the newest accepted sample */
@@ -226,7 +230,12 @@ void trk_tracker_init(trk_tracker *tracker, const trk_tracker_config *config);
 /* Feeds the samples of one poll (oldest first) and writes the pointer as of now_ns.
  * near_object: whether the pointer is near an object that it could grab (the caller's
  * picking, from the previous update); a press away from every object engages the clutch,
- * a press near one is left to the caller (a grab) and the clutch stays off.  Samples from
+ * a press near one is left to the caller (a grab) and the clutch stays off.  A press that
+ * comes with the first sample after a gap (the first sample of all, one after a freeze,
+ * or one more than the timeout after the previous sample: an unplug, a silence) is left
+ * to the caller too, since its pick was made before the gap; if the caller grabs nothing
+ * with it (near_object still false at the next sample, the button still down) the clutch
+ * engages then.  Samples from
  * other stations are ignored; samples whose timestamp is not after the newest are
  * dropped (counted by the history).  If no sample arrived for longer than the timeout
  * before now_ns, the pointer is frozen where it was, with its button state, until a
