@@ -29,6 +29,7 @@
 #include <X11/Xlib.h>
 #include <openxr/openxr.h>
 #include <openxr/openxr_platform.h>
+#include <openxr/openxr_reflection.h>
 
 #include <errno.h>
 #include <math.h>
@@ -63,6 +64,7 @@ typedef struct eye {
 
 typedef struct xr_app {
 	const xr_options *options;
+	char manifest[4096]; /* the runtime's, as the loader will find it */
 	XrInstance instance;
 	XrSystemId system;
 	XrSession session;
@@ -77,6 +79,7 @@ typedef struct xr_app {
 	/* the session */
 	XrSessionState state;
 	bool running, exit_requested, done, lost;
+	bool instance_lost; /* then xrDestroyInstance is the only call left to make */
 	char states[MAX_STATES * 16];
 	/* the controllers */
 	XrActionSet actions;
@@ -104,20 +107,57 @@ typedef struct xr_app {
 
 /* ---- messages --------------------------------------------------------------------------------- */
 
-static const char *result_name(XrInstance instance, XrResult r, char buffer[XR_MAX_RESULT_STRING_SIZE])
+/* The results' names come from the installed headers' own list, not xrResultToString:
+ * that needs a live instance, and the failures that most need explaining (the loader
+ * finding no runtime library, a runtime that died) come before one exists or after it
+ * is gone. */
+static const struct {
+	XrResult code;
+	const char *name;
+} RESULT_NAMES[] = {
+#define RESULT_NAME(name, value) {name, #name},
+    XR_LIST_ENUM_XrResult(RESULT_NAME)
+#undef RESULT_NAME
+};
+
+enum { RESULT_TEXT_SIZE = XR_MAX_RESULT_STRING_SIZE + 16 };
+
+/* "XR_ERROR_RUNTIME_UNAVAILABLE (-51)": the name to look up, the number for a code the
+ * headers do not know (a newer runtime's). */
+static const char *result_name(XrResult r, char buffer[RESULT_TEXT_SIZE])
 {
-	if (!instance || xrResultToString(instance, r, buffer) != XR_SUCCESS)
-		snprintf(buffer, XR_MAX_RESULT_STRING_SIZE, "XrResult %d", (int)r);
+	for (size_t i = 0; i < sizeof RESULT_NAMES / sizeof *RESULT_NAMES; i++)
+		if (RESULT_NAMES[i].code == r) {
+			snprintf(buffer, RESULT_TEXT_SIZE, "%s (%d)", RESULT_NAMES[i].name, (int)r);
+			return buffer;
+		}
+	snprintf(buffer, RESULT_TEXT_SIZE, "unknown XrResult %d", (int)r);
 	return buffer;
 }
 
-/* False (with a message) for a failed call. */
+/* True for a result that says the session or the whole instance is gone (a headset
+ * unplugged, a runtime's service that died, often with no event first): the run ends
+ * as for LOSS_PENDING, and nothing more is asked of what was lost. */
+static bool lost(xr_app *x, XrResult r)
+{
+	if (r != XR_ERROR_SESSION_LOST && r != XR_ERROR_INSTANCE_LOST)
+		return false;
+	x->lost = x->done = true;
+	x->running = false;
+	if (r == XR_ERROR_INSTANCE_LOST)
+		x->instance_lost = true;
+	return true;
+}
+
+/* False (with a message) for a failed call; a loss is said once, at the end of the run. */
 static bool ok(xr_app *x, XrResult r, const char *what)
 {
 	if (XR_SUCCEEDED(r))
 		return true;
-	char name[XR_MAX_RESULT_STRING_SIZE];
-	fprintf(stderr, "tela --xr: %s failed: %s\n", what, result_name(x->instance, r, name));
+	if (lost(x, r))
+		return false;
+	char name[RESULT_TEXT_SIZE];
+	fprintf(stderr, "tela --xr: %s failed: %s\n", what, result_name(r, name));
 	return false;
 }
 
@@ -128,8 +168,9 @@ static bool file_exists(const char *path)
 }
 
 /* Where Debian's loader (1.0.20) looks for the active runtime, in its order, when
- * XR_RUNTIME_JSON is not set: the first that exists, or false with the list. */
-static bool find_active_runtime(char *looked, size_t size)
+ * XR_RUNTIME_JSON is not set: the first that exists (into found), or false with the
+ * list. */
+static bool find_active_runtime(char *looked, size_t size, char *found, size_t found_size)
 {
 	const char *suffix = "/openxr/1/active_runtime.json";
 	char candidates[8][1024];
@@ -148,8 +189,10 @@ static bool find_active_runtime(char *looked, size_t size)
 	snprintf(candidates[n++], sizeof candidates[0], "/etc%s", suffix);
 	looked[0] = 0;
 	for (int i = 0; i < n; i++) {
-		if (file_exists(candidates[i]))
+		if (file_exists(candidates[i])) {
+			snprintf(found, found_size, "%s", candidates[i]);
 			return true;
+		}
 		size_t used = strlen(looked);
 		snprintf(looked + used, size - used, "%s%s", i ? ", " : "", candidates[i]);
 	}
@@ -157,13 +200,16 @@ static bool find_active_runtime(char *looked, size_t size)
 }
 
 /* Explains what is missing before the loader is asked, since its own message goes to
- * its log and says only "no runtime".  False when nothing can work. */
-static bool runtime_present(void)
+ * its log and says only "no runtime".  False when nothing can work; else the manifest
+ * the loader will read, for the messages when its runtime does not start. */
+static bool runtime_present(char *manifest, size_t size)
 {
 	const char *json = getenv("XR_RUNTIME_JSON");
 	if (json && *json) {
-		if (file_exists(json))
+		if (file_exists(json)) {
+			snprintf(manifest, size, "%s", json);
 			return true;
+		}
 		fprintf(stderr,
 		        "tela --xr: XR_RUNTIME_JSON points to '%s', which does not exist: set it to a runtime's "
 		        "manifest (e.g. Monado's or SteamVR's), or unset it to use the system's active runtime "
@@ -172,7 +218,7 @@ static bool runtime_present(void)
 		return false;
 	}
 	char looked[4096];
-	if (find_active_runtime(looked, sizeof looked))
+	if (find_active_runtime(looked, sizeof looked, manifest, size))
 		return true;
 	fprintf(stderr,
 	        "tela --xr: no OpenXR runtime is installed: Debian's OpenXR loader found no active runtime (looked "
@@ -278,12 +324,30 @@ static void projection_matrix(const XrFovf *fov, float m[16])
 
 /* ---- set-up ----------------------------------------------------------------------------------- */
 
+/* The loader loads the runtime at its first call (listing the extensions), so a
+ * manifest naming a library that is not there fails there, before any instance. */
+static void could_not_start(const xr_app *x, const char *call, XrResult r)
+{
+	char name[RESULT_TEXT_SIZE];
+	fprintf(stderr, "tela --xr: the OpenXR runtime could not start (%s: %s): ", call, result_name(r, name));
+	if (r == XR_ERROR_RUNTIME_UNAVAILABLE)
+		fprintf(stderr, "is the library its manifest '%s' names there, and its service (if it has one) running?",
+		        x->manifest);
+	else if (r == XR_ERROR_RUNTIME_FAILURE)
+		fprintf(stderr, "is its service running? (its manifest: '%s')", x->manifest);
+	else
+		fprintf(stderr, "its manifest is '%s'", x->manifest);
+	fprintf(stderr, " (docs/vr.md)\n");
+}
+
 static bool create_instance(xr_app *x)
 {
 	uint32_t count = 0;
 	XrResult r = xrEnumerateInstanceExtensionProperties(NULL, 0, &count, NULL);
-	if (!ok(x, r, "listing the runtime's extensions (xrEnumerateInstanceExtensionProperties)"))
+	if (XR_FAILED(r)) {
+		could_not_start(x, "xrEnumerateInstanceExtensionProperties", r);
 		return false;
+	}
 	XrExtensionProperties *props = calloc(count ? count : 1, sizeof *props);
 	if (!props)
 		return false;
@@ -294,8 +358,10 @@ static bool create_instance(xr_app *x)
 	for (uint32_t i = 0; XR_SUCCEEDED(r) && i < count; i++)
 		gl = gl || strcmp(props[i].extensionName, XR_KHR_OPENGL_ENABLE_EXTENSION_NAME) == 0;
 	free(props);
-	if (!ok(x, r, "listing the runtime's extensions"))
+	if (XR_FAILED(r)) {
+		could_not_start(x, "xrEnumerateInstanceExtensionProperties", r);
 		return false;
+	}
 	if (!gl) {
 		fprintf(stderr, "tela --xr: the OpenXR runtime does not offer %s (OpenGL rendering), which tela needs\n",
 		        XR_KHR_OPENGL_ENABLE_EXTENSION_NAME);
@@ -311,18 +377,15 @@ static bool create_instance(xr_app *x)
 	info.applicationInfo.apiVersion = XR_MAKE_VERSION(1, 0, 0);
 	r = xrCreateInstance(&info, &x->instance);
 	if (XR_FAILED(r)) {
-		char name[XR_MAX_RESULT_STRING_SIZE];
-		fprintf(stderr, "tela --xr: the OpenXR runtime could not start (xrCreateInstance: %s)%s\n",
-		        result_name(NULL, r, name),
-		        r == XR_ERROR_RUNTIME_UNAVAILABLE || r == XR_ERROR_RUNTIME_FAILURE
-		            ? ": is its service running? (docs/vr.md)"
-		            : "");
+		x->instance = XR_NULL_HANDLE;
+		could_not_start(x, "xrCreateInstance", r);
 		return false;
 	}
 	XrInstanceProperties ip = {.type = XR_TYPE_INSTANCE_PROPERTIES};
-	if (XR_SUCCEEDED(xrGetInstanceProperties(x->instance, &ip)))
+	r = xrGetInstanceProperties(x->instance, &ip);
+	if (XR_SUCCEEDED(r))
 		snprintf(x->runtime, sizeof x->runtime, "%s", ip.runtimeName);
-	return true;
+	return !lost(x, r);
 }
 
 static bool get_system(xr_app *x)
@@ -337,8 +400,11 @@ static bool get_system(xr_app *x)
 	if (!ok(x, r, "finding a head-mounted display (xrGetSystem)"))
 		return false;
 	XrSystemProperties sp = {.type = XR_TYPE_SYSTEM_PROPERTIES};
-	if (XR_SUCCEEDED(xrGetSystemProperties(x->instance, x->system, &sp)))
+	r = xrGetSystemProperties(x->instance, x->system, &sp);
+	if (XR_SUCCEEDED(r))
 		snprintf(x->system_name, sizeof x->system_name, "%s", sp.systemName);
+	if (lost(x, r))
+		return false;
 	uint32_t n = 0;
 	r = xrEnumerateViewConfigurationViews(x->instance, x->system, XR_VIEW_CONFIGURATION_TYPE_PRIMARY_STEREO, 0, &n,
 	                                      NULL);
@@ -597,11 +663,15 @@ static bool create_swapchains(xr_app *x)
 	return true;
 }
 
+/* After an instance loss the runtime answers nothing but xrDestroyInstance, which
+ * takes every child handle with it: the GL objects go, the OpenXR children are only
+ * forgotten. */
 static void destroy(xr_app *x)
 {
+	bool children = !x->instance_lost;
 	for (uint32_t v = 0; v < MAX_VIEWS; v++) {
 		eye *e = &x->eyes[v];
-		if (e->swapchain)
+		if (e->swapchain && children)
 			xrDestroySwapchain(e->swapchain);
 		if (e->framebuffer)
 			glDeleteFramebuffers(1, &e->framebuffer);
@@ -615,16 +685,18 @@ static void destroy(xr_app *x)
 		glDeleteTextures(1, &x->mirror_texture);
 	x->mirror = x->mirror_texture = 0;
 	for (int h = 0; h < 2; h++)
-		if (x->grip_spaces[h])
+		if (x->grip_spaces[h] && children)
 			xrDestroySpace(x->grip_spaces[h]);
-	if (x->actions)
+	if (x->actions && children)
 		xrDestroyActionSet(x->actions); /* and its actions */
-	if (x->space)
+	if (x->space && children)
 		xrDestroySpace(x->space);
-	if (x->session)
+	if (x->session && children)
 		xrDestroySession(x->session);
 	if (x->instance)
 		xrDestroyInstance(x->instance);
+	memset(x->grip_spaces, 0, sizeof x->grip_spaces);
+	x->actions = XR_NULL_HANDLE, x->space = XR_NULL_HANDLE;
 	x->session = XR_NULL_HANDLE, x->instance = XR_NULL_HANDLE;
 }
 
@@ -693,11 +765,13 @@ static void handle_state(xr_app *x, XrSessionState s)
 
 static void poll_events(xr_app *x)
 {
-	for (;;) {
+	while (!x->instance_lost) {
 		XrEventDataBuffer e = {.type = XR_TYPE_EVENT_DATA_BUFFER};
 		XrResult r = xrPollEvent(x->instance, &e);
-		if (r != XR_SUCCESS)
+		if (r != XR_SUCCESS) {
+			lost(x, r);
 			return;
+		}
 		if (e.type == XR_TYPE_EVENT_DATA_SESSION_STATE_CHANGED)
 			handle_state(x, ((XrEventDataSessionStateChanged *)&e)->state);
 		else if (e.type == XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING)
@@ -728,17 +802,24 @@ static void controllers(xr_app *x, XrTime t)
 	XrActiveActionSet active = {x->actions, XR_NULL_PATH};
 	XrActionsSyncInfo sync = {.type = XR_TYPE_ACTIONS_SYNC_INFO, .countActiveActionSets = 1, .activeActionSets = &active};
 	XrResult r = xrSyncActions(x->session, &sync);
-	if (r != XR_SUCCESS) /* XR_SESSION_NOT_FOCUSED: nothing to read */
+	if (r != XR_SUCCESS) { /* XR_SESSION_NOT_FOCUSED: nothing to read */
+		lost(x, r);
 		return;
+	}
 	int h = x->options->hand;
 	XrActionStateGetInfo get = {.type = XR_TYPE_ACTION_STATE_GET_INFO, .action = x->grip, .subactionPath = x->hands[h]};
 	XrActionStatePose pose = {.type = XR_TYPE_ACTION_STATE_POSE};
 	XrActionStateBoolean button = {.type = XR_TYPE_ACTION_STATE_BOOLEAN};
 	XrSpaceLocation where = {.type = XR_TYPE_SPACE_LOCATION};
-	bool have = XR_SUCCEEDED(xrGetActionStatePose(x->session, &get, &pose)) && pose.isActive;
+	r = xrGetActionStatePose(x->session, &get, &pose);
+	bool have = XR_SUCCEEDED(r) && pose.isActive;
 	get.action = x->select;
-	have = have && XR_SUCCEEDED(xrGetActionStateBoolean(x->session, &get, &button));
-	have = have && XR_SUCCEEDED(xrLocateSpace(x->grip_spaces[h], x->space, t, &where));
+	if (XR_SUCCEEDED(r))
+		have = have && XR_SUCCEEDED(r = xrGetActionStateBoolean(x->session, &get, &button));
+	if (XR_SUCCEEDED(r))
+		have = have && XR_SUCCEEDED(r = xrLocateSpace(x->grip_spaces[h], x->space, t, &where));
+	if (lost(x, r))
+		return;
 	const XrSpaceLocationFlags needed = XR_SPACE_LOCATION_POSITION_VALID_BIT | XR_SPACE_LOCATION_ORIENTATION_VALID_BIT;
 	if (!have || (where.locationFlags & needed) != needed) {
 		dev_push_set_state(x->controller, DEV_WAITING, h ? "right controller not tracked" : "left controller not tracked");
@@ -767,14 +848,18 @@ static void controllers(xr_app *x, XrTime t)
 /* The grabbing hand vibrates with the coupling force on the vertex it holds. */
 static void haptics(xr_app *x, const st_snapshot *s)
 {
-	if (!x->controller || x->state != XR_SESSION_STATE_FOCUSED)
+	if (!x->controller || x->state != XR_SESSION_STATE_FOCUSED || x->lost)
 		return;
 	XrHapticActionInfo info = {.type = XR_TYPE_HAPTIC_ACTION_INFO,
 	                           .action = x->haptic,
 	                           .subactionPath = x->hands[x->options->hand]};
 	if (s->grabbed_vertex < 0) {
-		if (x->haptic_on && XR_SUCCEEDED(xrStopHapticFeedback(x->session, &info)))
-			x->haptic_on = false;
+		if (x->haptic_on) {
+			XrResult r = xrStopHapticFeedback(x->session, &info);
+			if (XR_SUCCEEDED(r))
+				x->haptic_on = false;
+			lost(x, r);
+		}
 		return;
 	}
 	float f = sqrtf(s->grab_force[0] * s->grab_force[0] + s->grab_force[1] * s->grab_force[1] +
@@ -783,12 +868,14 @@ static void haptics(xr_app *x, const st_snapshot *s)
 	                       .duration = HAPTIC_PULSE_NS,
 	                       .frequency = XR_FREQUENCY_UNSPECIFIED,
 	                       .amplitude = haptic_amplitude(f)};
-	if (XR_SUCCEEDED(xrApplyHapticFeedback(x->session, &info, (const XrHapticBaseHeader *)&v))) {
+	XrResult r = xrApplyHapticFeedback(x->session, &info, (const XrHapticBaseHeader *)&v);
+	if (XR_SUCCEEDED(r)) {
 		x->haptic_on = true;
 		x->haptic_requests++;
 		if (v.amplitude > x->peak_amplitude)
 			x->peak_amplitude = v.amplitude, x->peak_force = f;
 	}
+	lost(x, r);
 }
 
 /* What the summary says about the grab: which vertex, and how far it rose. */
@@ -867,10 +954,8 @@ static bool xr_frame(xr_app *x)
 	XrFrameWaitInfo wait = {.type = XR_TYPE_FRAME_WAIT_INFO};
 	XrFrameState fs = {.type = XR_TYPE_FRAME_STATE};
 	XrResult r = xrWaitFrame(x->session, &wait, &fs);
-	if (r == XR_ERROR_SESSION_LOST) {
-		x->lost = x->done = true;
+	if (lost(x, r))
 		return true;
-	}
 	if (!ok(x, r, "xrWaitFrame"))
 		return false;
 	x->frames_waited++;
@@ -881,6 +966,8 @@ static bool xr_frame(xr_app *x)
 	controllers(x, fs.predictedDisplayTime);
 	const st_snapshot *s = demo_snapshot(x->demo);
 	haptics(x, s);
+	if (x->lost)
+		return true;
 	watch_grab(x, s);
 	XrCompositionLayerProjectionView views[MAX_VIEWS];
 	XrCompositionLayerProjection layer = {.type = XR_TYPE_COMPOSITION_LAYER_PROJECTION,
@@ -1024,12 +1111,20 @@ static void summary(const xr_app *x, const struct timespec *t0)
 		printf("xr: simulation: %s\n", s->message);
 }
 
+static void say_lost(const xr_app *x)
+{
+	if (x->lost)
+		fprintf(stderr, "tela --xr: the runtime lost the session (the headset was disconnected or its "
+		                "runtime stopped)\n");
+}
+
 int xr_run(const xr_options *o)
 {
-	if (!runtime_present())
-		return EXIT_TELA_XR;
 	xr_app x = {.options = o, .grab_vertex = -1, .state = XR_SESSION_STATE_UNKNOWN};
+	if (!runtime_present(x.manifest, sizeof x.manifest))
+		return EXIT_TELA_XR;
 	if (!create_instance(&x) || !get_system(&x)) {
+		say_lost(&x);
 		destroy(&x);
 		return EXIT_TELA_XR;
 	}
@@ -1079,14 +1174,12 @@ int xr_run(const xr_options *o)
 		}
 		demo_set_mirror(x.demo, 0, 0, 0);
 		summary(&x, &t0);
-		if (x.lost)
-			fprintf(stderr, "tela --xr: the runtime lost the session (the headset was disconnected or its "
-			                "runtime stopped)\n");
 		code = failed || x.lost ? EXIT_TELA_XR : stop_requested() ? stop_exit_code() : EXIT_TELA_OK;
 		int errors = demo_gl_errors(x.demo);
 		if (errors)
 			fprintf(stderr, "tela: %d OpenGL errors were reported during the run\n", errors);
 	}
+	say_lost(&x);
 	destroy(&x);
 	demo_destroy(&x.demo);
 	dev_close(&x.controller);

@@ -11,6 +11,9 @@
  *   - the session state machine runs IDLE -> READY -> SYNCHRONIZED -> VISIBLE -> FOCUSED
  *     and, at the script's `exit` time, back down to STOPPING, then IDLE and EXITING once
  *     the application ends the session; `loss` queues LOSS_PENDING instead;
+ *   - `instance_lost` makes the runtime die as a runtime's service killed mid-session
+ *     does: a call returns XR_ERROR_INSTANCE_LOST with no event before it, and so does
+ *     every later call but xrDestroyInstance (one is logged as an error);
  *   - every predicted display time, submitted frame, haptic request and state change is
  *     written to a log (TELA_XR_TEST_LOG) for the test to read;
  *   - at the script's `capture` time the left eye's submitted image is read back into a
@@ -30,6 +33,9 @@
  *   pause T                   the runtime stops the session at T (a headset taken off):
  *                             STOPPING, then IDLE once the application ends it
  *   resume T                  and makes it READY again at T
+ *   instance_lost N CALL      once N frames have been waited for, the next CALL (an
+ *                             OpenXR function: xrWaitFrame, xrSyncActions...) loses the
+ *                             instance, queuing no event
  *   head T x y z qx qy qz qw
  *   left|right T x y z qx qy qz qw SELECT      (SELECT: 0 or 1)
  */
@@ -193,8 +199,14 @@ static struct {
 	bool loaded;
 	double period;
 	double exit_at, loss_at, capture_at, unfocus_at, refocus_at, pause_at, resume_at;
+	double instance_lost_after; /* frames */
+	char instance_lost_call[64];
 	track head, hands[2];
 } script;
+
+/* The instance is lost (the script's instance_lost): nothing but xrDestroyInstance works. */
+static bool instance_dead;
+static int64_t frames_waited_total;
 
 static FILE *log_file;
 static char paths[MAX_PATHS][XR_MAX_PATH_LENGTH];
@@ -236,7 +248,7 @@ static void load_script(void)
 	script.loaded = true;
 	script.period = 1.0 / 60.0;
 	script.exit_at = script.loss_at = script.capture_at = script.unfocus_at = script.refocus_at = -1.0;
-	script.pause_at = script.resume_at = -1.0;
+	script.pause_at = script.resume_at = script.instance_lost_after = -1.0;
 	const char *path = getenv("TELA_XR_TEST_SCRIPT");
 	FILE *f = path ? fopen(path, "r") : NULL;
 	if (!f) {
@@ -276,6 +288,10 @@ static void load_script(void)
 			script.pause_at = t;
 		} else if (strcmp(word, "resume") == 0) {
 			script.resume_at = t;
+		} else if (strcmp(word, "instance_lost") == 0) {
+			script.instance_lost_after = t;
+			if (sscanf(rest, "%63s", script.instance_lost_call) != 1)
+				logf_("error script line %d: instance_lost without a call", number);
 		} else {
 			track *tr = strcmp(word, "head") == 0    ? &script.head
 			            : strcmp(word, "left") == 0  ? &script.hands[0]
@@ -494,8 +510,11 @@ static XrResult two_call(uint32_t capacity, uint32_t *count, uint32_t n, bool *f
 	return XR_SUCCESS;
 }
 
-/* XR_SUCCESS for a live handle of kind k, else XR_ERROR_HANDLE_INVALID. */
-static XrResult check_handle(uint64_t handle, kind k);
+/* XR_SUCCESS for a live handle of kind k, else XR_ERROR_HANDLE_INVALID (or
+ * XR_ERROR_INSTANCE_LOST); func: the calling function's name, for instance_lost. */
+static XrResult check_handle_(uint64_t handle, kind k, const char *func);
+#define check_handle(handle, k) check_handle_(handle, k, __func__)
+static bool lost_at(const char *func);
 
 static XrResult XRAPI_CALL enumerate_extensions(const char *layer, uint32_t capacity, uint32_t *count,
                                                 XrExtensionProperties *props)
@@ -543,27 +562,40 @@ static XrResult XRAPI_CALL create_instance(const XrInstanceCreateInfo *info, XrI
 	return XR_SUCCESS;
 }
 
+/* Every call on the instance or its children looks its handle up here (the lock held),
+ * so this is where a lost instance answers. */
 #define LOCKED_LOOKUP(var, handle, k)                                                                  \
+	if (lost_at(__func__)) {                                                                           \
+		pthread_mutex_unlock(&lock);                                                                   \
+		return XR_ERROR_INSTANCE_LOST;                                                                 \
+	}                                                                                                  \
 	object *var = lookup((uint64_t)(handle), k);                                                       \
 	if (!var) {                                                                                        \
 		pthread_mutex_unlock(&lock);                                                                   \
 		return XR_ERROR_HANDLE_INVALID;                                                                \
 	}
 
-static XrResult check_handle(uint64_t handle, kind k)
+static XrResult check_handle_(uint64_t handle, kind k, const char *func)
 {
 	pthread_mutex_lock(&lock);
+	bool dead = lost_at(func);
 	bool live = lookup(handle, k) != NULL;
 	pthread_mutex_unlock(&lock);
-	return live ? XR_SUCCESS : XR_ERROR_HANDLE_INVALID;
+	return dead ? XR_ERROR_INSTANCE_LOST : live ? XR_SUCCESS : XR_ERROR_HANDLE_INVALID;
 }
 
+/* The one call a lost instance still takes. */
 static XrResult XRAPI_CALL destroy_instance(XrInstance instance)
 {
 	pthread_mutex_lock(&lock);
-	LOCKED_LOOKUP(o, instance, K_INSTANCE);
+	object *o = lookup((uint64_t)instance, K_INSTANCE);
+	if (!o) {
+		pthread_mutex_unlock(&lock);
+		return XR_ERROR_HANDLE_INVALID;
+	}
 	free_tree(o);
 	events.instance_exists = false;
+	instance_dead = false;
 	logf_("destroy instance");
 	pthread_mutex_unlock(&lock);
 	return XR_SUCCESS;
@@ -646,15 +678,14 @@ static XrResult XRAPI_CALL get_system_properties(XrInstance instance, XrSystemId
 	return XR_SUCCESS;
 }
 
-static XrResult check_system(XrInstance instance, XrSystemId system)
+static XrResult check_system_(XrInstance instance, XrSystemId system, const char *func)
 {
-	pthread_mutex_lock(&lock);
-	object *o = lookup((uint64_t)instance, K_INSTANCE);
-	pthread_mutex_unlock(&lock);
-	if (!o)
-		return XR_ERROR_HANDLE_INVALID;
+	XrResult r = check_handle_((uint64_t)instance, K_INSTANCE, func);
+	if (r != XR_SUCCESS)
+		return r;
 	return system == SYSTEM_ID ? XR_SUCCESS : XR_ERROR_SYSTEM_INVALID;
 }
+#define check_system(instance, system) check_system_(instance, system, __func__)
 
 static XrResult XRAPI_CALL enumerate_view_configurations(XrInstance instance, XrSystemId system, uint32_t capacity,
                                                          uint32_t *count, XrViewConfigurationType *out)
@@ -878,6 +909,7 @@ static XrResult XRAPI_CALL wait_frame(XrSession session, const XrFrameWaitInfo *
 	s->last_predicted = predicted;
 	s->frame_waited = true;
 	s->frames_waited++;
+	frames_waited_total++;
 	state->predictedDisplayTime = predicted;
 	state->predictedDisplayPeriod = period;
 	state->shouldRender = s->state == XR_SESSION_STATE_VISIBLE || s->state == XR_SESSION_STATE_FOCUSED;
@@ -1739,11 +1771,12 @@ static const struct {
 	const char *name;
 	PFN_xrVoidFunction fn;
 	bool global; /* callable without an instance */
+	const char *func; /* the function's C name (__func__ in it) */
 } FUNCTIONS[] = {
-#define F(n, f) {n, (PFN_xrVoidFunction)(f), false}
-    {"xrGetInstanceProcAddr", (PFN_xrVoidFunction)get_instance_proc_addr, true},
-    {"xrEnumerateInstanceExtensionProperties", (PFN_xrVoidFunction)enumerate_extensions, true},
-    {"xrCreateInstance", (PFN_xrVoidFunction)create_instance, true},
+#define F(n, f) {n, (PFN_xrVoidFunction)(f), false, #f}
+    {"xrGetInstanceProcAddr", (PFN_xrVoidFunction)get_instance_proc_addr, true, "get_instance_proc_addr"},
+    {"xrEnumerateInstanceExtensionProperties", (PFN_xrVoidFunction)enumerate_extensions, true, "enumerate_extensions"},
+    {"xrCreateInstance", (PFN_xrVoidFunction)create_instance, true, "create_instance"},
     F("xrDestroyInstance", destroy_instance),
     F("xrGetInstanceProperties", get_instance_properties),
     F("xrPollEvent", poll_event),
@@ -1791,6 +1824,27 @@ static const struct {
     F("xrStopHapticFeedback", stop_haptic),
 #undef F
 };
+
+/* Whether the instance is lost by the time `func` (a function of this file) is called:
+ * the script's call, once its frames have gone by, loses it; any call after that is an
+ * application's error, logged.  The lock is held. */
+static bool lost_at(const char *func)
+{
+	if (instance_dead) {
+		logf_("error %s called on a lost instance", func);
+		return true;
+	}
+	if (script.instance_lost_after < 0.0 || (double)frames_waited_total < script.instance_lost_after)
+		return false;
+	for (size_t i = 0; i < sizeof FUNCTIONS / sizeof *FUNCTIONS; i++)
+		if (FUNCTIONS[i].func && strcmp(FUNCTIONS[i].func, func) == 0 &&
+		    strcmp(FUNCTIONS[i].name, script.instance_lost_call) == 0) {
+			instance_dead = true;
+			logf_("instance lost at %s after %lld frames", FUNCTIONS[i].name, (long long)frames_waited_total);
+			return true;
+		}
+	return false;
+}
 
 static XrResult XRAPI_CALL get_instance_proc_addr(XrInstance instance, const char *name, PFN_xrVoidFunction *out)
 {
