@@ -2,29 +2,34 @@
 #include "device_events.h"
 #include "events.h"
 
-void dve_watch_init(dve_watch *w, const dev_source *source)
-{
-	*w = (dve_watch){.state = dev_get_state(source), .said = dev_get_health(source)};
-}
 
 static bool down(dev_state s)
 {
 	return s == DEV_DISCONNECTED || s == DEV_FAILED;
 }
 
+void dve_watch_init(dve_watch *w, const dev_source *source)
+{
+	dev_state state = dev_get_state(source);
+	*w = (dve_watch){.state = state, .lost = down(state), .said = dev_get_health(source)};
+}
+
 static void tell_state(dve_watch *w, const dev_source *source, double when)
 {
 	dev_state now = dev_get_state(source);
-	dev_state before = w->state;
-	w->state = now;
-	if (now == before)
+	if (now == w->state)
 		return;
-	if (down(now))
+	w->state = now;
+	if (down(now)) {
+		w->lost = true;
 		ev_post(EV_WARNING, when, "device-lost", "device lost: %s", dev_describe(source));
-	else if (now == DEV_STREAMING && down(before))
+	} else if (now == DEV_STREAMING && w->lost) {
+		/* back however it came: straight from lost, or through a wait while it started up */
+		w->lost = false;
 		ev_post(EV_INFO, when, "device-back", "device back: %s", dev_describe(source));
-	else if (now == DEV_ENDED)
+	} else if (now == DEV_ENDED) {
 		ev_post(EV_INFO, when, "device-ended", "device ended: %s", dev_describe(source));
+	}
 }
 
 static const char *plural(uint64_t n)

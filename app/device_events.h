@@ -16,6 +16,7 @@
 
 typedef struct dve_watch {
 	dev_state state;
+	bool lost;        /* said lost, not yet said back (a reconnect may wait in between) */
 	dev_health said;  /* the counters as of the last time they were said */
 	bool have_said_ns;
 	int64_t said_ns;
