@@ -2,7 +2,6 @@
 #include "device_events.h"
 #include "events.h"
 
-
 static bool down(dev_state s)
 {
 	return s == DEV_DISCONNECTED || s == DEV_FAILED;
