@@ -469,6 +469,7 @@ typedef struct run_surfaces {
 	sty_obstacle *obstacles;
 	float (*poses)[7]; /* each obstacle's current pose */
 	int obstacle_count;
+	uint8_t *driven; /* the vertices the scene moves itself, as built */
 } run_surfaces;
 
 static bool run_surfaces_build(run_surfaces *s, const sim_world *w)
@@ -477,9 +478,11 @@ static bool run_surfaces_build(run_surfaces *s, const sim_world *w)
 	s->meshes = calloc((size_t)objects + 1, sizeof *s->meshes);
 	s->obstacles = calloc((size_t)obstacles + 1, sizeof *s->obstacles);
 	s->poses = calloc((size_t)obstacles + 1, sizeof *s->poses);
+	s->driven = malloc((size_t)sim_world_vertex_count(w) + 1);
 	s->obstacle_count = obstacles;
-	if (!s->meshes || !s->obstacles || !s->poses)
+	if (!s->meshes || !s->obstacles || !s->poses || !s->driven)
 		return false;
+	sim_world_driven_vertices(w, s->driven);
 	for (int o = 0; o < obstacles; o++)
 		sty_obstacle_from_def(sim_world_obstacle(w, o), s->poses[o], &s->obstacles[o]);
 	return true;
@@ -507,6 +510,7 @@ static void run_surfaces_scene(run_surfaces *s, const sim_world *w, sty_scene *s
 	}
 	*scene = (sty_scene){.positions = x,
 	                     .vertex_count = sim_world_vertex_count(w),
+	                     .driven = s->driven,
 	                     .meshes = s->meshes,
 	                     .mesh_count = s->mesh_count,
 	                     .obstacles = s->obstacles,
@@ -833,6 +837,7 @@ int cmd_run(int argc, char **argv)
 		free(surfaces.meshes);
 		free(surfaces.obstacles);
 		free(surfaces.poses);
+		free(surfaces.driven);
 	}
 	if (o.screenshot && (rc == EXIT_TELA_OK || rc == EXIT_TELA_BLOWUP)) {
 		char error[512];

@@ -59,7 +59,8 @@ static bool ray_sphere(const double o[3], const double d[3], const double c[3], 
 	return true;
 }
 
-int sty_pick(const sty_config *cfg, const float tip[3], const float direction[3], const float (*positions)[4], int count)
+int sty_pick(const sty_config *cfg, const float tip[3], const float direction[3], const float (*positions)[4],
+             const uint8_t *driven, int count)
 {
 	double o[3] = {tip[0], tip[1], tip[2]}, d[3] = {direction[0], direction[1], direction[2]};
 	double dl = sqrt(dot3(d, d));
@@ -72,8 +73,8 @@ int sty_pick(const sty_config *cfg, const float tip[3], const float direction[3]
 	int ray_best = -1, near_best = -1;
 	double ray_t = INFINITY, near_d2 = INFINITY;
 	for (int i = 0; i < count; i++) {
-		if (!(positions[i][3] > 0.0f))
-			continue; /* pinned or constrained: cannot be pulled */
+		if (!(positions[i][3] > 0.0f) || (driven && driven[i]))
+			continue; /* pinned, scripted or constrained: cannot be pulled */
 		double c[3] = {positions[i][0], positions[i][1], positions[i][2]};
 		double w[3] = {c[0] - o[0], c[1] - o[1], c[2] - o[2]};
 		double dist2 = dot3(w, w);
@@ -482,7 +483,7 @@ void sty_update(sty_stylus *s, const trk_pointer *p, const sty_scene *scene, sty
 	}
 
 	if (scene && s->grabbed < 0)
-		out->hover = sty_pick(cfg, s->drawn, p->direction, scene->positions, scene->vertex_count);
+		out->hover = sty_pick(cfg, s->drawn, p->direction, scene->positions, scene->driven, scene->vertex_count);
 
 	/* A press on a picked vertex grabs it; a click within one update (pressed and
 	 * released) does not, nor a press while the clutch holds the pointer. */

@@ -83,10 +83,14 @@ typedef struct sty_obstacle {
 
 /* What the pointer meets this update. */
 typedef struct sty_scene {
-	/* Grabbable vertices: those with w (the inverse mass) > 0; pinned, scripted or
-	 * already constrained vertices are skipped. */
+	/* Grabbable vertices: those with w (the inverse mass) > 0 and not `driven`; pinned,
+	 * scripted or already constrained vertices are skipped. */
 	const float (*positions)[4];
 	int vertex_count;
+	/* 1 for a vertex the scene moves itself at any time (sim_world_driven_vertices): w
+	 * alone shows it only during a step, and every vertex looks free before the first;
+	 * NULL: none */
+	const uint8_t *driven;
 	const sty_mesh *meshes; /* cloth and obstacle triangles; may be NULL */
 	int mesh_count;
 	const sty_sphere *spheres; /* sphere obstacles; may be NULL */
@@ -131,9 +135,10 @@ static inline bool sty_near_object(const sty_output *out) { return out->hover >=
 
 /* The pick on its own: sphere-sphere, then the ray from `tip` along unit `direction`
  * (nearest hit along it, lower index on a tie), else the nearest candidate within
- * grab_radius.  -1 if none. */
+ * grab_radius.  Skips vertices with w 0 and those `driven` marks (may be NULL).  -1 if
+ * none. */
 int sty_pick(const sty_config *config, const float tip[3], const float direction[3], const float (*positions)[4],
-             int count);
+             const uint8_t *driven, int count);
 /* The first surface the segment from a to b crosses, as a fraction of the way in [0, 1];
  * false when it crosses none.  Cloth triangles stop it from either side (except one it
  * starts on); spheres and obstacles only when it enters their open interior from a point

@@ -206,6 +206,6 @@ void sty_scene_from_layout(const st_layout *l, const float (*positions)[4], cons
 			                          .triangle_count = l->objects[o].triangle_count};
 	for (int o = 0; o < l->obstacle_count; o++)
 		sty_obstacle_from_def(&l->obstacles[o].def, obstacle_pose ? obstacle_pose[o] : NULL, &obstacles[o]);
-	*out = (sty_scene){.positions = positions, .vertex_count = l->vertex_count, .meshes = meshes,
+	*out = (sty_scene){.positions = positions, .vertex_count = l->vertex_count, .driven = l->driven, .meshes = meshes,
 	                   .mesh_count = nm, .obstacles = obstacles, .obstacle_count = l->obstacle_count};
 }

@@ -50,25 +50,29 @@ static void test_pick(void)
 	 * C (0, 0.015, 0): |C| = 0.015, within the grab radius; off the ray by 0.015: a miss.
 	 * D (0.1, 0, 0): on the ray but out of the sphere test's reach. */
 	float v[4][4] = {{0.035f, 0.005f, 0, 1}, {0.02f, 0, 0.009f, 1}, {0, 0.015f, 0, 1}, {0.1f, 0, 0, 1}};
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, 4) == 1);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, NULL, 4) == 1);
+	/* B driven by the scene (pinned or scripted later) while w still shows it free, as
+	 * before the first step: A is next along the ray */
+	const uint8_t driven[4] = {0, 1, 0, 0};
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, driven, 4) == 0);
 	v[1][3] = 0.0f; /* B pinned: A is next along the ray */
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, 4) == 0);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, NULL, 4) == 0);
 	v[0][3] = 0.0f; /* the ray meets no candidate: C, the nearest within 0.02 */
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, 4) == 2);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, NULL, 4) == 2);
 	v[2][1] = 0.025f; /* C beyond the grab radius; D is on the ray but too far */
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, 4) == -1);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, NULL, 4) == -1);
 	c.sphere_radius = 0.1f; /* now D is a candidate: on the ray, t = 0.1 - 0.01 = 0.09 */
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, 4) == 3);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])v, NULL, 4) == 3);
 	/* behind the tip: the ray misses; within the grab radius it is still picked */
 	float back[1][4] = {{-0.015f, 0, 0, 1}};
 	c = config();
 	c.grab_radius = 0.0f;
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])back, 1) == -1);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])back, NULL, 1) == -1);
 	c.grab_radius = 0.02f;
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])back, 1) == 0);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])back, NULL, 1) == 0);
 	/* the tip inside a vertex's sphere: a hit at t = 0 */
 	float inside[2][4] = {{0.03f, 0, 0, 1}, {0.005f, 0.005f, 0, 1}};
-	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])inside, 2) == 1);
+	CHECK(sty_pick(&c, tip, dir, (const float(*)[4])inside, NULL, 2) == 1);
 }
 
 /* One triangle in the plane y = 0 around the origin. */
