@@ -4,6 +4,7 @@
  * list kept under $XDG_CONFIG_HOME/tela/); "Save scene" writes the panel's settings into a
  * scene file that, opened again, runs with them. */
 #define _XOPEN_SOURCE 700
+#include "scratch.h"
 #include "test.h"
 
 #include "demo.h"
@@ -13,7 +14,6 @@
 
 #include <SDL2/SDL.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,25 +26,12 @@
 
 static char tmp[256];
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-static void remove_tmp(void) { nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
 /* A scratch folder that is also the demo's config home, so no test touches the user's. */
 static void make_tmp(void)
 {
 	if (tmp[0])
 		return;
-	snprintf(tmp, sizeof tmp, "%s/tela-demo-files-XXXXXX", test_tmpdir());
-	if (!mkdtemp(tmp)) {
-		perror(tmp);
-		exit(1);
-	}
-	atexit(remove_tmp);
+	snprintf(tmp, sizeof tmp, "%s", scratch("demo-files"));
 	char config[300];
 	snprintf(config, sizeof config, "%s/config", tmp);
 	setenv("XDG_CONFIG_HOME", config, 1);

@@ -2,34 +2,20 @@
  * RECENT_SCENES_MAX, written whole and read back the same, and a missing or corrupt file
  * read as what can be read of it (never an error, never a bad entry). */
 #define _XOPEN_SOURCE 700
+#include "scratch.h"
 #include "test.h"
 
 #include "recent_scenes.h"
 
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static char tmp[256];
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-static void remove_tmp(void) { nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
 static void make_tmp(void)
 {
-	if (tmp[0])
-		return;
-	snprintf(tmp, sizeof tmp, "%s/tela-recent-XXXXXX", test_tmpdir());
-	if (!mkdtemp(tmp)) {
-		perror(tmp);
-		exit(1);
-	}
-	atexit(remove_tmp);
+	if (!tmp[0])
+		snprintf(tmp, sizeof tmp, "%s", scratch("recent"));
 }
 
 static void test_file_location(void)

@@ -3,12 +3,12 @@
  * text of a scene saved, loaded and saved again is the same text; and a scene that cannot
  * be written says why and leaves no file. */
 #define _XOPEN_SOURCE 700
+#include "scratch.h"
 #include "test.h"
 
 #include "scenes/scenes.h"
 #include "sim/sim.h"
 
-#include <ftw.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,24 +17,10 @@ enum { STEPS = 150 };
 
 static char tmp[256];
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-static void remove_tmp(void) { nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
 static void make_tmp(void)
 {
-	if (tmp[0])
-		return;
-	snprintf(tmp, sizeof tmp, "%s/tela-scene-write-XXXXXX", test_tmpdir());
-	if (!mkdtemp(tmp)) {
-		perror(tmp);
-		exit(1);
-	}
-	atexit(remove_tmp);
+	if (!tmp[0])
+		snprintf(tmp, sizeof tmp, "%s", scratch("scene-write"));
 }
 
 static char *slurp(const char *path)

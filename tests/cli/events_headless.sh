@@ -5,24 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # explicit Euler at 50 ms: far beyond its limit for these springs
-cat >"$out/blow.ini" <<'INI'
-[scene]
-description = blows up at once
-seconds = 1
-[world]
-dt = 0.05
-integrator = euler
-[grid cloth]
-resolution = 10 10
-size = 1 1
-corner = -0.5 1.5 0
-axis_u = 1 0 0
-axis_v = 0 0 1
-structural = 100
-shear = 50
-bend = 2
-pins = 0 9
-INI
+cp "$src/tests/data/scenes/blow-up.ini" "$out/blow.ini" || fail "no blow-up scene"
 
 "$tela" run "$out/blow.ini" --stats "$out/blow.csv" >"$out/run.out" 2>"$out/run.err"
 rc=$?

@@ -34,24 +34,7 @@ script -qec "'$tela' run hanging --seconds 0.5 --quiet" /dev/null >"$out/quiet.t
 
 # an event during the run is printed whole, on a line of its own: the progress line,
 # drawn from the first step on, is erased first (explicit Euler at 50 ms blows up)
-cat >"$out/blow.ini" <<'INI'
-[scene]
-description = blows up after a few steps
-seconds = 1
-[world]
-dt = 0.05
-integrator = euler
-[grid cloth]
-resolution = 10 10
-size = 1 1
-corner = -0.5 1.5 0
-axis_u = 1 0 0
-axis_v = 0 0 1
-structural = 100
-shear = 50
-bend = 2
-pins = 0 9
-INI
+cp "$src/tests/data/scenes/blow-up.ini" "$out/blow.ini" || fail "no blow-up scene"
 script -qec "'$tela' run '$out/blow.ini' >/dev/null" /dev/null >"$out/event.txt" 2>&1 </dev/null
 tr '\r' '\n' <"$out/event.txt" >"$out/event.lines"
 grep -q '^t [0-9.]*/1\.00 s  *[0-9]*%  [0-9.]*x real time *$' "$out/event.lines" || fail "no progress line before the event"

@@ -2,26 +2,18 @@
 # 5 s), with exit 130 and 143: the summary of the steps made, and no picture, neither
 # under its name nor half-written beside it.
 . "$(dirname "$0")/lib.sh"
-
-now() { date +%s.%N; }
+. "$(dirname "$0")/signal.inc"
 
 for sig in INT TERM; do
 	mkdir -p "$out/$sig"
 	png="$out/$sig/cloth.png"
 	"$tela" --headless hanging --seconds 100000 --out "$png" >"$out/$sig.out" 2>"$out/$sig.err" &
 	pid=$!
-	(sleep 120; kill -KILL $pid) >/dev/null 2>&1 &
-	guard=$!
+	start_guard $pid
 	# long enough to be stepping (the offscreen context and the scene come first); a
 	# signal before that must end it the same way
 	sleep 3
-	t0=$(now)
-	kill -$sig $pid
-	wait $pid
-	rc=$?
-	t1=$(now)
-	kill $guard 2>/dev/null
-	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	signal_and_wait $pid $sig
 	echo "SIG$sig: exit $rc after $took s"
 	cat "$out/$sig.out" "$out/$sig.err"
 	case $sig in INT) want=130 ;; TERM) want=143 ;; esac

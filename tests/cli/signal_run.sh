@@ -3,16 +3,13 @@
 # row of the statistics whole: the header's column count, consecutive steps, and a
 # newline at the very end.
 . "$(dirname "$0")/lib.sh"
-
-now() { date +%s.%N; }
+. "$(dirname "$0")/signal.inc"
 
 for sig in INT TERM; do
 	csv="$out/$sig.csv"
 	"$tela" run hanging --seconds 100000 --stats "$csv" >"$out/$sig.out" 2>"$out/$sig.err" &
 	pid=$!
-	# whatever happens, it does not outlive the test
-	(sleep 120; kill -KILL $pid) >/dev/null 2>&1 &
-	guard=$!
+	start_guard $pid
 	# until it has written rows (the file's buffer reaches the disk in 4 KiB pieces)
 	waited=0
 	while [ "$(wc -l <"$csv" 2>/dev/null || echo 0)" -lt 100 ]; do
@@ -20,13 +17,7 @@ for sig in INT TERM; do
 		sleep 0.1
 		waited=$((waited + 1))
 	done
-	t0=$(now)
-	kill -$sig $pid
-	wait $pid
-	rc=$?
-	t1=$(now)
-	kill $guard 2>/dev/null
-	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	signal_and_wait $pid $sig
 	echo "SIG$sig: exit $rc after $took s; $(cat "$out/$sig.err")"
 	case $sig in INT) want=130 ;; TERM) want=143 ;; esac
 	[ $rc -eq $want ] || fail "SIG$sig: exit $rc, expected $want"

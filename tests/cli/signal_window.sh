@@ -11,20 +11,14 @@ fi
 for sig in INT TERM; do
 	xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
 		tela=$1 out=$2 sig=$3
+		. "$4/tests/cli/signal.inc"
 		"$tela" hanging --device synthetic:grab --record "$out/$sig.rec" >"$out/$sig.out" 2>"$out/$sig.err" &
 		pid=$!
-		(sleep 120; kill -KILL $pid) >/dev/null 2>&1 &
-		guard=$!
+		start_guard $pid
 		sleep 4
-		t0=$(date +%s.%N)
-		kill -$sig $pid
-		wait $pid
-		rc=$?
-		t1=$(date +%s.%N)
-		kill $guard 2>/dev/null
-		echo "$rc $t0 $t1" >"$out/$sig.result"' sh "$tela" "$out" $sig || fail "SIG$sig: xvfb-run failed"
-	read rc t0 t1 <"$out/$sig.result"
-	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+		signal_and_wait $pid $sig
+		echo "$rc $took" >"$out/$sig.result"' sh "$tela" "$out" $sig "$src" || fail "SIG$sig: xvfb-run failed"
+	read rc took <"$out/$sig.result"
 	echo "SIG$sig: exit $rc after $took s"
 	cat "$out/$sig.out" "$out/$sig.err"
 	case $sig in INT) want=130 ;; TERM) want=143 ;; esac

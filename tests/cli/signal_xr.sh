@@ -14,20 +14,14 @@ for sig in INT TERM; do
 	XR_RUNTIME_JSON="$json" TELA_XR_TEST_SCRIPT="$src/tests/data/xr/look.script" TELA_XR_TEST_LOG="$out/$sig.log" \
 	xvfb-run -a -s "-screen 0 1280x800x24" sh -c '
 		tela=$1 out=$2 sig=$3
+		. "$4/tests/cli/signal.inc"
 		"$tela" --xr --size 640x400 hanging >"$out/$sig.out" 2>&1 &
 		pid=$!
-		(sleep 120; kill -KILL $pid) >/dev/null 2>&1 &
-		guard=$!
+		start_guard $pid
 		sleep 5
-		t0=$(date +%s.%N)
-		kill -$sig $pid
-		wait $pid
-		rc=$?
-		t1=$(date +%s.%N)
-		kill $guard 2>/dev/null
-		echo "$rc $t0 $t1" >"$out/$sig.result"' sh "$tela" "$out" $sig || fail "SIG$sig: xvfb-run failed"
-	read rc t0 t1 <"$out/$sig.result"
-	took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+		signal_and_wait $pid $sig
+		echo "$rc $took" >"$out/$sig.result"' sh "$tela" "$out" $sig "$src" || fail "SIG$sig: xvfb-run failed"
+	read rc took <"$out/$sig.result"
 	echo "SIG$sig: exit $rc after $took s"
 	cat "$out/$sig.out"
 	case $sig in INT) want=130 ;; TERM) want=143 ;; esac

@@ -6,6 +6,7 @@
 
 #include "scenes/error.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,26 @@ static inline void fuzz_check_failure(scn_status st, const scn_error *err, const
 static inline void fuzz_check_success(const scn_error *err)
 {
 	FUZZ_REQUIRE(err->status == SCN_OK && err->message[0] == '\0', "a success leaves err untouched");
+}
+
+/* Twice the area over the longest edge squared: mesh.h calls a facet degenerate below
+ * 4 FLT_EPSILON.  The checks keep a factor of 2 clear of that threshold on either side,
+ * so that this computation and the reader's may round differently near it. */
+static inline double fuzz_area_ratio(const float *a, const float *b, const float *c)
+{
+	double e1[3], e2[3], e3[3];
+	for (int k = 0; k < 3; k++) {
+		e1[k] = (double)b[k] - a[k];
+		e2[k] = (double)c[k] - a[k];
+		e3[k] = (double)c[k] - b[k];
+	}
+	double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+	double twice_area = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+	double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2];
+	double l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2];
+	double l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
+	double longest2 = fmax(l1, fmax(l2, l3));
+	return longest2 > 0.0 ? twice_area / longest2 : 0.0;
 }
 
 #endif

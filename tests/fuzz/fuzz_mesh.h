@@ -16,25 +16,6 @@
 typedef scn_status (*fuzz_mesh_parser)(const uint8_t *, size_t, const char *, float, scn_mesh *, scn_mesh_report *,
                                        scn_error *);
 
-/* Twice the area over the longest edge squared, against the reader's 4 FLT_EPSILON with a
- * factor of 2 to spare for rounding. */
-static double fuzz_area_ratio(const float *a, const float *b, const float *c)
-{
-	double e1[3], e2[3], e3[3];
-	for (int k = 0; k < 3; k++) {
-		e1[k] = (double)b[k] - a[k];
-		e2[k] = (double)c[k] - a[k];
-		e3[k] = (double)c[k] - b[k];
-	}
-	double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-	double twice_area = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-	double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2];
-	double l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2];
-	double l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
-	double longest2 = fmax(l1, fmax(l2, l3));
-	return longest2 > 0.0 ? twice_area / longest2 : 0.0;
-}
-
 static void fuzz_check_mesh(const scn_mesh *m, const scn_mesh_report *r, scn_mesh_format format, float tol)
 {
 	FUZZ_REQUIRE(m->vertex_count > 0 && m->triangle_count > 0 && m->positions && m->triangles,

@@ -41,26 +41,6 @@ static double weld_reach2(float tol)
 	return tol >= 1e-12f ? (double)tol * tol : 0.0;
 }
 
-/* Twice the area over the longest edge squared: mesh.h calls a facet degenerate below
- * 4 FLT_EPSILON.  The checks keep a factor of 2 clear of that threshold on either side,
- * so that this computation and the reader's may round differently near it. */
-static double area_ratio(const float *a, const float *b, const float *c)
-{
-	double e1[3], e2[3], e3[3];
-	for (int k = 0; k < 3; k++) {
-		e1[k] = (double)b[k] - a[k];
-		e2[k] = (double)c[k] - a[k];
-		e3[k] = (double)c[k] - b[k];
-	}
-	double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-	double twice_area = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-	double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2];
-	double l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2];
-	double l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
-	double longest2 = fmax(l1, fmax(l2, l3));
-	return longest2 > 0.0 ? twice_area / longest2 : 0.0;
-}
-
 static void check_mesh(const scn_mesh *m, float tol)
 {
 	FUZZ_REQUIRE(m->vertex_count > 0 && m->triangle_count > 0, "a mesh with no triangles is an error");
@@ -80,7 +60,8 @@ static void check_mesh(const scn_mesh *m, float tol)
 		}
 		FUZZ_REQUIRE(v[0] != v[1] && v[1] != v[2] && v[0] != v[2], "no triangle has a corner twice");
 		const float *p = m->positions;
-		FUZZ_REQUIRE(area_ratio(p + 3 * (size_t)v[0], p + 3 * (size_t)v[1], p + 3 * (size_t)v[2]) >= 2.0 * FLT_EPSILON,
+		FUZZ_REQUIRE(fuzz_area_ratio(p + 3 * (size_t)v[0], p + 3 * (size_t)v[1], p + 3 * (size_t)v[2]) >=
+		                 2.0 * FLT_EPSILON,
 		             "zero-area triangles are removed");
 	}
 	for (int i = 0; i < m->vertex_count; i++)
@@ -126,7 +107,7 @@ static void check_binary_reference(const uint8_t *data, uint32_t facets, float t
 		const int *t = index + 3 * (size_t)f;
 		double ratio = t[0] == t[1] || t[1] == t[2] || t[0] == t[2]
 		                   ? 0.0
-		                   : area_ratio(pos + 3 * (size_t)t[0], pos + 3 * (size_t)t[1], pos + 3 * (size_t)t[2]);
+		                   : fuzz_area_ratio(pos + 3 * (size_t)t[0], pos + 3 * (size_t)t[1], pos + 3 * (size_t)t[2]);
 		keep[f] = ratio > 8.0 * FLT_EPSILON;
 		ambiguous |= ratio >= 2.0 * FLT_EPSILON && !keep[f];
 		kept += keep[f];
