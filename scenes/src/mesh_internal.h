@@ -22,6 +22,12 @@ bool scn_zero_area(const float *a, const float *b, const float *c);
 /* stl.c: drops the vertices no triangle uses, keeping the others' order; returns how many
  * remain, or -1 when out of memory. */
 int scn_drop_unused(float *pos, int count, int *tris, int triangle_count);
+/* stl.c: the mesh from welded positions (count of them) and its kept non-degenerate
+ * triangles: refuses none kept, drops the vertices no triangle uses (counted in
+ * rep->unused), and fills *out and the report's topology.  Takes pos and tris, freed on
+ * failure. */
+scn_status scn_mesh_finish(float *pos, int count, int *tris, int kept, const char *path, scn_mesh *out,
+                           scn_mesh_report *rep, scn_error *err);
 
 /* An indexed mesh as a file lists it: `positions` (3 floats per file vertex) and
  * `triangles` (3 file indices each, already checked against vertex_count), with `where`

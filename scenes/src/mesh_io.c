@@ -202,29 +202,7 @@ scn_status scn_indexed_finish(const scn_indexed *ix, const char *path, float tol
 		k[0] = a, k[1] = b, k[2] = c;
 	}
 	free(index);
-	if (kept == 0) {
-		free(pos);
-		free(tris);
-		return scn_fail(err, SCN_ERROR_PARSE, "%s: no non-degenerate triangles (a zero-area mesh)", path);
-	}
-	int used = scn_drop_unused(pos, count, tris, kept);
-	if (used < 0) {
-		free(pos);
-		free(tris);
-		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", path);
-	}
-	rep->unused = count - used;
-	/* shrinking never fails in practice; if it does, the larger block is still good */
-	float *p = realloc(pos, (size_t)used * 3 * sizeof *pos);
-	int *t = realloc(tris, (size_t)kept * 3 * sizeof *tris);
-	*out = (scn_mesh){.vertex_count = used, .triangle_count = kept, .positions = p ? p : pos,
-	                  .triangles = t ? t : tris};
-	scn_mesh_analyse(out, rep);
-	if (rep->boundary_edges < 0) {
-		scn_mesh_free(out);
-		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", path);
-	}
-	return SCN_OK;
+	return scn_mesh_finish(pos, count, tris, kept, path, out, rep, err);
 }
 
 /* ---- Writing ------------------------------------------------------------------------------------ */

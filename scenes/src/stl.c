@@ -705,22 +705,29 @@ static scn_status build_mesh(const raw_facets *raw, const char *path, float tol,
 		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", path);
 	rep->welded = 3 * raw->count - count;
 	int kept = drop_degenerate(raw, pos, index, rep);
+	return scn_mesh_finish(pos, count, index, kept, path, out, rep, err);
+}
+
+scn_status scn_mesh_finish(float *pos, int count, int *tris, int kept, const char *path, scn_mesh *out,
+                           scn_mesh_report *rep, scn_error *err)
+{
 	if (kept == 0) {
 		free(pos);
-		free(index);
+		free(tris);
 		return scn_fail(err, SCN_ERROR_PARSE, "%s: no non-degenerate triangles (a zero-area mesh)", path);
 	}
-	count = scn_drop_unused(pos, count, index, kept);
-	if (count < 0) {
+	int used = scn_drop_unused(pos, count, tris, kept);
+	if (used < 0) {
 		free(pos);
-		free(index);
+		free(tris);
 		return scn_fail(err, SCN_ERROR_MEMORY, "%s: out of memory", path);
 	}
+	rep->unused = count - used;
 	/* shrinking never fails in practice; if it does, the larger block is still good */
-	float *p = realloc(pos, (size_t)count * 3 * sizeof *pos);
-	int *t = realloc(index, (size_t)kept * 3 * sizeof *index);
-	*out = (scn_mesh){.vertex_count = count, .triangle_count = kept, .positions = p ? p : pos,
-	                  .triangles = t ? t : index};
+	float *p = realloc(pos, (size_t)used * 3 * sizeof *pos);
+	int *t = realloc(tris, (size_t)kept * 3 * sizeof *tris);
+	*out = (scn_mesh){.vertex_count = used, .triangle_count = kept, .positions = p ? p : pos,
+	                  .triangles = t ? t : tris};
 	scn_mesh_analyse(out, rep);
 	if (rep->boundary_edges < 0) {
 		scn_mesh_free(out);
